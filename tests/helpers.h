@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/helpers.h - the scaffolding every ocdir test program shares.
+ *
+ * Result protocol (counted by tests/run, on the host and through vm/run):
+ *   PASS: <name>
+ *   FAIL: <name>: <reason>
+ *   SKIP: <name>: <reason>
+ * one line per case on stdout; the program exits 0 when nothing failed,
+ * 1 when something did, and 77 when it could not run at all (after printing
+ * a SKIP line that says why).
+ */
+#ifndef OCDIR_TESTS_HELPERS_H
+#define OCDIR_TESTS_HELPERS_H
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define T_EXIT_PASS 0
+#define T_EXIT_FAIL 1
+#define T_EXIT_SKIP 77
+
+struct t_counts {
+	unsigned int passed, failed, skipped;
+};
+
+/* One set of counters per test program; tests are single-threaded drivers. */
+static struct t_counts t_counts;
+
+static inline void t_vreport(const char *tag, const char *name,
+			     const char *fmt, va_list ap)
+{
+	printf("%s: %s", tag, name);
+	if (fmt && *fmt) {
+		fputs(": ", stdout);
+		vprintf(fmt, ap);
+	}
+	putchar('\n');
+	fflush(stdout);
+}
+
+static inline void t_pass(const char *name)
+{
+	t_counts.passed++;
+	printf("PASS: %s\n", name);
+	fflush(stdout);
+}
+
+__attribute__((format(printf, 2, 3)))
+static inline void t_fail(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	t_counts.failed++;
+	va_start(ap, fmt);
+	t_vreport("FAIL", name, fmt, ap);
+	va_end(ap);
+}
+
+__attribute__((format(printf, 2, 3)))
+static inline void t_skip(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	t_counts.skipped++;
+	va_start(ap, fmt);
+	t_vreport("SKIP", name, fmt, ap);
+	va_end(ap);
+}
+
+/* Report a case from a boolean; the reason is only formatted on failure. */
+#define T_CHECK(name, cond, ...)				\
+	do {							\
+		if (cond)					\
+			t_pass(name);				\
+		else						\
+			t_fail(name, __VA_ARGS__);		\
+	} while (0)
+
+/* Exit status for main(): fail beats pass, and all-skipped is a skip. */
+static inline int t_exit_status(void)
+{
+	if (t_counts.failed)
+		return T_EXIT_FAIL;
+	if (!t_counts.passed && t_counts.skipped)
+		return T_EXIT_SKIP;
+	return T_EXIT_PASS;
+}
+
+/* errno names make failure lines readable without a lookup table. */
+static inline const char *t_errname(int err)
+{
+	switch (err) {
+	case 0: return "0";
+	case EPERM: return "EPERM";
+	case ENOENT: return "ENOENT";
+	case EINTR: return "EINTR";
+	case EIO: return "EIO";
+	case EBADF: return "EBADF";
+	case EAGAIN: return "EAGAIN";
+	case ENOMEM: return "ENOMEM";
+	case EACCES: return "EACCES";
+	case EFAULT: return "EFAULT";
+	case EBUSY: return "EBUSY";
+	case EEXIST: return "EEXIST";
+	case EXDEV: return "EXDEV";
+	case ENOTDIR: return "ENOTDIR";
+	case EISDIR: return "EISDIR";
+	case EINVAL: return "EINVAL";
+	case ENFILE: return "ENFILE";
+	case EMFILE: return "EMFILE";
+	case ENOSPC: return "ENOSPC";
+	case EROFS: return "EROFS";
+	case EMLINK: return "EMLINK";
+	case ERANGE: return "ERANGE";
+	case ENAMETOOLONG: return "ENAMETOOLONG";
+	case ENOSYS: return "ENOSYS";
+	case ENOTEMPTY: return "ENOTEMPTY";
+	case ELOOP: return "ELOOP";
+	case EOPNOTSUPP: return "EOPNOTSUPP";
+	case EDQUOT: return "EDQUOT";
+	default: return "E?";
+	}
+}
+
+/* Number of open fds, to check that a call leaked none. */
+static inline int t_count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n - 1;	/* the fd of the opendir() itself */
+}
+
+#endif /* OCDIR_TESTS_HELPERS_H */
