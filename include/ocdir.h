@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ocdir.h - create a directory and get a file descriptor to it, race-free.
+ *
+ * The one public header of libocdir. Every call looks like open(2): it
+ * returns a file descriptor (or 0) on success and -1 with errno set on
+ * failure. The semantics are those of /work/shared/SPEC.md section 2: on a
+ * kernel with the ocdir patches the library calls
+ * open*(O_CREAT|O_DIRECTORY) directly ("native"); elsewhere it emulates the
+ * same behaviour, with the same errno values, in userspace ("emulated").
+ *
+ * Returned descriptors are O_RDONLY|O_DIRECTORY and O_CLOEXEC unless the
+ * caller asks otherwise (OCDIR_NO_CLOEXEC). They always refer to a
+ * directory, never to anything else.
+ *
+ * Environment (read once, at the first call):
+ *   OCDIR_FORCE_EMULATION=1  use the emulation even on a native kernel.
+ *   OCDIR_FORCE_RESOLVER=1   do RESOLVE_* scoping with the userspace resolver
+ *                            even where openat2(2) works (implies the
+ *                            emulation for calls that ask for scoping).
+ *
+ * All functions are thread-safe.
+ */
+#ifndef OCDIR_H
+#define OCDIR_H
+
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- scoping flags for ocdir_how.resolve (same values as RESOLVE_*) ---- */
+
+/* Fail with EXDEV on crossing a mount point (bind mounts included). */
+#define OCDIR_RESOLVE_NO_XDEV		0x01ULL
+/* Fail with ELOOP on a "magic link" such as /proc/self/fd/N. */
+#define OCDIR_RESOLVE_NO_MAGICLINKS	0x02ULL
+/* Fail with ELOOP on any symlink in the path, trailing one included. */
+#define OCDIR_RESOLVE_NO_SYMLINKS	0x04ULL
+/* Stay below dirfd: absolute paths, symlinks and ".." that leave it: EXDEV. */
+#define OCDIR_RESOLVE_BENEATH		0x08ULL
+/* Treat dirfd as "/": ".." stops there, absolute symlinks start there. */
+#define OCDIR_RESOLVE_IN_ROOT		0x10ULL
+
+/* ---- library options for ocdir_how.options ---- */
+
+/* Do not set O_CLOEXEC on the returned descriptor (it is set by default). */
+#define OCDIR_NO_CLOEXEC		(1ULL << 0)
+
+/*
+ * Arguments of the extended calls, laid out like struct open_how.
+ *
+ * flags:   open(2) flags. O_CREAT and O_DIRECTORY are implied. Accepted:
+ *          O_RDONLY, O_CREAT, O_DIRECTORY, O_EXCL, O_NOFOLLOW, O_CLOEXEC,
+ *          O_NONBLOCK, O_NOCTTY, O_NOATIME, O_LARGEFILE, O_APPEND, O_DSYNC,
+ *          O_SYNC, O_ASYNC, O_DIRECT. O_WRONLY, O_RDWR, access mode 3 and
+ *          O_TRUNC give ENOTDIR (a directory cannot be opened for writing);
+ *          O_TMPFILE and O_PATH give EINVAL; any other bit gives EINVAL.
+ * mode:    permission bits of a created directory; only 0777 and S_ISVTX are
+ *          kept (setuid/setgid are dropped as mkdir(2) drops them), then the
+ *          umask or the parent's default ACL applies. Bits outside 07777 give
+ *          EINVAL (as openat2(2)).
+ * resolve: OCDIR_RESOLVE_* flags; unknown bits or BENEATH together with
+ *          IN_ROOT give EINVAL.
+ * options: OCDIR_NO_CLOEXEC; unknown bits give EINVAL.
+ *
+ * Pass sizeof(struct ocdir_how) as `size`; later versions only append fields
+ * and accept an older, shorter size. A larger size than the library knows is
+ * accepted when the unknown tail is all zero, otherwise E2BIG.
+ */
+struct ocdir_how {
+	uint64_t flags;
+	uint64_t mode;
+	uint64_t resolve;
+	uint64_t options;
+};
+#define OCDIR_HOW_SIZE_VER0	32
+
+/*
+ * Common errors. Every call below can fail with these, in addition to the
+ * ones listed at the call:
+ *   EBADF         path is relative and dirfd is neither AT_FDCWD nor an open
+ *                 descriptor.
+ *   EFAULT        path (or another pointer argument that may not be NULL) is
+ *                 NULL.
+ *   ENOENT        path is empty, or a component before the last is missing.
+ *   ENOTDIR       a component before the last is not a directory.
+ *   EACCES        search permission denied on a component, or write
+ *                 permission denied on the directory that gets the new entry.
+ *   ELOOP         more than 40 symlinks, or a symlink/magic link forbidden by
+ *                 OCDIR_RESOLVE_NO_SYMLINKS/OCDIR_RESOLVE_NO_MAGICLINKS.
+ *   EXDEV         the path leaves dirfd under OCDIR_RESOLVE_BENEATH, crosses
+ *                 a mount under OCDIR_RESOLVE_NO_XDEV, or meets a magic link
+ *                 under BENEATH or IN_ROOT.
+ *   ENAMETOOLONG  path or one of its components is too long.
+ *   EMFILE ENFILE ENOMEM   out of descriptors or memory.
+ *   ENOSPC EDQUOT EMLINK EROFS EPERM EIO   as from mkdir(2) when a
+ *                 directory has to be created.
+ */
+
+/* ---- create or open ---- */
+
+/*
+ * ocdir_openat - create the directory `path` (relative to dirfd) if it does
+ * not exist, and open it; like openat(dirfd, path, flags|O_CREAT|O_DIRECTORY,
+ * mode) on a kernel with the ocdir patches.
+ *
+ * flags: as ocdir_how.flags. O_CLOEXEC is always set (use ocdir_openat2 with
+ * OCDIR_NO_CLOEXEC to opt out). mode: as ocdir_how.mode, except that bits
+ * outside 07777 are ignored as open(2) ignores them.
+ *
+ * Behaviour (SPEC section 2): an absent name is created with mkdir(2)
+ * semantics and opened; an existing directory is opened (O_EXCL: EEXIST);
+ * trailing slashes are allowed; a final ".", ".." or "/" opens the existing
+ * directory (O_EXCL: EEXIST); a trailing symlink to a directory is followed
+ * unless O_NOFOLLOW or O_EXCL; a directory is never created through a
+ * symlink.
+ *
+ * Returns a new descriptor, or -1 with errno:
+ *   EEXIST   O_EXCL and the name exists (of any type, "." ".." "/" included);
+ *            or the last component is a symlink whose target does not exist.
+ *   ENOTDIR  the name exists and is not a directory (a symlink to a
+ *            non-directory too); O_NOFOLLOW and the name is a symlink; write
+ *            access or O_TRUNC requested (checked before the path is looked
+ *            at).
+ *   EACCES   the parent is sticky and world- or group-writable, and the
+ *            existing directory belongs neither to the parent's owner nor to
+ *            the caller (only when opening an existing directory).
+ *   EINVAL   O_TMPFILE, O_PATH or an unknown flag bit.
+ *   EAGAIN   (emulation only) the name was created and removed by others
+ *            faster than the call could open it, 8 times in a row.
+ *   and the common errors above.
+ * On failure nothing is left behind: no directory, no staging directory, no
+ * descriptor. (Emulation only: if the process dies inside the call, an empty
+ * hidden directory ".ocdir-stage.*" can remain next to the target.)
+ */
+int ocdir_openat(int dirfd, const char *path, int flags, mode_t mode);
+
+/*
+ * ocdir_openat2 - ocdir_openat with scoping and options, like openat2(2).
+ *
+ * how/size: see struct ocdir_how. created: if not NULL, set to 1 when this
+ * call created the directory, 0 when it opened an existing one; it is only
+ * written on success. The emulation says 1 only for the directory it made
+ * (it opened it before publishing it under the name). The native backend
+ * learns it by trying O_EXCL first; a directory that someone else removes
+ * and re-creates between the two tries is reported as 0.
+ *
+ * Returns a new descriptor, or -1 with errno as ocdir_openat, and also:
+ *   EINVAL   how->mode has bits outside 07777; unknown bits in how->resolve
+ *            or how->options; BENEATH and IN_ROOT together; size smaller
+ *            than OCDIR_HOW_SIZE_VER0.
+ *   E2BIG    size larger than struct ocdir_how and the extra bytes not zero.
+ *   EFAULT   how is NULL.
+ *   EXDEV, ELOOP   as in the common errors, for the scoping flags.
+ *   EAGAIN   as ocdir_openat.
+ * Nothing is left behind on failure, as for ocdir_openat.
+ */
+int ocdir_openat2(int dirfd, const char *path, const struct ocdir_how *how,
+		  size_t size, int *created);
+
+/*
+ * ocdir_mkpath - "mkdir -p" that returns a descriptor to the last directory.
+ *
+ * Walks path one component at a time, creating each missing directory and
+ * opening it through its parent's descriptor (with RESOLVE_BENEATH or
+ * RESOLVE_IN_ROOT each level is resolved from dirfd under the same scoping).
+ * Intermediate directories are created with mode 0777 (the umask applies);
+ * the leaf gets how->mode. how->flags apply to the leaf only (O_EXCL: the
+ * leaf must be new; O_NOFOLLOW: the leaf may not be a symlink); symlinks
+ * before the leaf are followed unless OCDIR_RESOLVE_NO_SYMLINKS. A symlink
+ * to a missing target is never followed to create anything (EEXIST).
+ *
+ * leaf_created: if not NULL, set on success to 1 when the leaf was created
+ * by this call, else 0.
+ *
+ * Returns a descriptor to the leaf, or -1 with errno as ocdir_openat2 (an
+ * intermediate that exists as a non-directory gives ENOTDIR). On failure the
+ * directories this call created are removed again, deepest first, as long
+ * as they are still empty and still at the name where they were made.
+ */
+int ocdir_mkpath(int dirfd, const char *path, const struct ocdir_how *how,
+		 size_t size, int *leaf_created);
+
+/* ---- prepare, then publish ---- */
+
+/* A hidden new directory waiting to be published or discarded. */
+struct ocdir_prepared;
+
+/*
+ * ocdir_prepare - make a new, empty directory that nobody else can see yet,
+ * destined for `path`, and return a descriptor to it.
+ *
+ * The directory is created with how->mode inside a private 0700 staging
+ * directory next to the destination (same filesystem, so it inherits the
+ * parent's setgid group and default ACLs). Set owner, mode, xattrs, ACLs
+ * and contents through the returned descriptor, then call ocdir_publish()
+ * or ocdir_discard() exactly once with *prepared. The descriptor stays
+ * valid and stays the caller's to close in every case.
+ *
+ * how->flags may contain only O_EXCL (ignored: publishing is always
+ * exclusive), O_CLOEXEC, O_DIRECTORY, O_CREAT, O_NOATIME, O_NONBLOCK and
+ * O_LARGEFILE; how->resolve scopes the lookup of the destination's parent.
+ * The final component must be a plain name (not ".", ".." or "/": EEXIST).
+ *
+ * Returns a descriptor and sets *prepared, or returns -1 with errno:
+ *   EEXIST   the destination name exists already (checked now and again at
+ *            publish time), or the final component is ".", ".." or "/".
+ *   EINVAL   as ocdir_openat2; also how->flags outside the set above.
+ *   EFAULT   prepared or how is NULL.
+ *   and the common errors above.
+ * On failure nothing is left behind and *prepared is not touched.
+ */
+int ocdir_prepare(int dirfd, const char *path, const struct ocdir_how *how,
+		  size_t size, struct ocdir_prepared **prepared);
+
+/*
+ * ocdir_publish - move a prepared directory to its destination name, in one
+ * step (renameat2 RENAME_NOREPLACE), and remove the staging directory.
+ *
+ * Returns 0 and frees `prepared`, or returns -1 with errno and leaves
+ * `prepared` valid (the caller may retry later or call ocdir_discard):
+ *   EEXIST   something now exists at the destination name.
+ *   EINVAL   the filesystem does not support RENAME_NOREPLACE (no
+ *            non-atomic fallback is attempted).
+ *   ENOENT   the staged directory was removed or renamed by someone else
+ *            (possible only for root or the owner).
+ *   EFAULT   prepared is NULL.
+ *   and the errors of rename(2).
+ */
+int ocdir_publish(struct ocdir_prepared *prepared);
+
+/*
+ * ocdir_discard - remove a prepared directory, its contents (without
+ * following symlinks, without crossing mounts) and its staging directory,
+ * and free `prepared`.
+ *
+ * Returns 0, or -1 with errno when something could not be removed
+ * (`prepared` is freed anyway): the errors of unlinkat(2), openat(2) and
+ * getdents(2), e.g. EBUSY for a mount point inside, EMFILE.
+ * A NULL prepared returns 0.
+ */
+int ocdir_discard(struct ocdir_prepared *prepared);
+
+/* ---- which backend ---- */
+
+enum ocdir_backend {
+	OCDIR_BACKEND_NATIVE = 1,	/* kernel creates with O_CREAT|O_DIRECTORY */
+	OCDIR_BACKEND_EMULATED = 2,	/* mkdir + open, emulated race-free */
+};
+
+/*
+ * ocdir_backend - which backend this process uses, and why.
+ *
+ * The answer comes from a probe run once per process (thread-safe; every
+ * caller sees the same result): openat(AT_FDCWD, "/",
+ * O_CREAT|O_DIRECTORY|O_RDONLY|O_CLOEXEC, 0). It never creates anything on
+ * any kernel, since the target exists: a patched kernel returns a
+ * descriptor, stock 6.4 and later return EINVAL, older kernels EISDIR.
+ * OCDIR_FORCE_EMULATION=1 skips the probe.
+ *
+ * reason: if not NULL, set to a static, human-readable sentence saying why
+ * (e.g. "probe: EINVAL (stock kernel 6.4 or later)").
+ *
+ * Returns OCDIR_BACKEND_NATIVE or OCDIR_BACKEND_EMULATED. Never fails.
+ * Scoping (openat2 or the userspace resolver) is decided per call and is not
+ * part of this answer: see docs/library.md.
+ */
+int ocdir_backend(const char **reason);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OCDIR_H */
