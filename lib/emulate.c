@@ -1,0 +1,406 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/emulate.c - create-or-open a directory in userspace with the errno
+ * values of the native kernel call (SPEC section 2, rules 3-10).
+ *
+ * A new directory is made inside a private staging directory next to the
+ * target, opened there, and only then renamed onto the final name with
+ * RENAME_NOREPLACE: the descriptor is provably the directory we made, and
+ * the name never shows a half-made directory. See docs/library.md.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define OC_RACE_RETRIES 8
+
+int oc_is_dot_name(const char *last)
+{
+	return !strcmp(last, ".") || !strcmp(last, "..") || !strcmp(last, "/");
+}
+
+/*
+ * Split `path` into the directory to look the last component up in and the
+ * last component, trailing slashes dropped. "/" (or "//") gives last "/"
+ * and no parent; "name" gives parent ".". Both strings are malloc'ed.
+ */
+int oc_split_path(const char *path, char **parent, char **last)
+{
+	size_t len = strlen(path), cut;
+
+	*parent = NULL;
+	*last = NULL;
+	if (!len)
+		return -ENOENT;
+	if (len >= PATH_MAX)
+		return -ENAMETOOLONG;
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	if (len == 1 && path[0] == '/') {
+		*last = strdup("/");
+		return *last ? 0 : -ENOMEM;
+	}
+	cut = len;
+	while (cut > 0 && path[cut - 1] != '/')
+		cut--;
+	*last = strndup(path + cut, len - cut);
+	if (cut == 0)
+		*parent = strdup(".");
+	else if (cut == 1)
+		*parent = strdup("/");
+	else
+		*parent = strndup(path, cut - 1);
+	if (!*last || !*parent) {
+		free(*last);
+		free(*parent);
+		*last = *parent = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void stage_name(char *buf, size_t size)
+{
+	unsigned long long rnd;
+	struct timespec ts;
+
+	if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd)) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		rnd = (unsigned long long)ts.tv_nsec * 2654435761ULL ^
+		      (unsigned long long)ts.tv_sec;
+	}
+	snprintf(buf, size, ".ocdir-stage.%d.%016llx", (int)getpid(), rnd);
+}
+
+/*
+ * Make the private staging directory in parentfd. Someone who can write to
+ * the parent may swap it between mkdirat and openat, so the opened directory
+ * must be ours (owner) and is then made 0700 through the descriptor, which
+ * also empties the ACL mask. A swapped-in impostor is left alone and a new
+ * name is tried.
+ */
+int oc_stage_create(int parentfd, int *stagefd, char *name, size_t size)
+{
+	struct stat st;
+	int i, fd, r;
+
+	for (i = 0; i < OC_RACE_RETRIES; i++) {
+		stage_name(name, size);
+		if (mkdirat(parentfd, name, 0700) < 0) {
+			if (errno == EEXIST)
+				continue;
+			return -errno;
+		}
+		fd = oc_openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+		if (fd == -EACCES)	/* umask took the owner's bits */
+			fd = oc_openat(parentfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+		if (fd == -ENOENT || fd == -ENOTDIR || fd == -ELOOP)
+			continue;
+		if (fd < 0) {
+			unlinkat(parentfd, name, AT_REMOVEDIR);
+			return fd;
+		}
+		if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) ||
+		    st.st_uid != oc_fsuid()) {
+			close(fd);
+			continue;
+		}
+		r = fchmod(fd, 0700);
+		if (r < 0 && errno == EBADF) {	/* O_PATH: go through /proc */
+			char proc[64];
+
+			snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+			r = chmod(proc, 0700);
+		}
+		if (r < 0) {
+			r = -errno;
+			close(fd);
+			unlinkat(parentfd, name, AT_REMOVEDIR);
+			return r;
+		}
+		*stagefd = fd;
+		return 0;
+	}
+	return -EAGAIN;
+}
+
+void oc_stage_remove(int parentfd, int stagefd, const char *name)
+{
+	close(stagefd);
+	unlinkat(parentfd, name, AT_REMOVEDIR);
+}
+
+/*
+ * mkdirat + open with O_NOFOLLOW. The native call needs no read permission
+ * on the new directory; here, when the mode leaves the owner without read
+ * permission, read permission is lent for the open and given back through
+ * the descriptor. If the open fails the new directory is removed again.
+ */
+int oc_mkdir_open(int dirfd, const char *name, mode_t mode, int oflags)
+{
+	int fd, saved;
+	struct stat st;
+
+	if (mkdirat(dirfd, name, mode) < 0)
+		return -errno;
+	oflags |= O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
+	fd = oc_openat(dirfd, name, oflags, 0);
+	if (fd == -EACCES && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISDIR(st.st_mode) && st.st_uid == oc_fsuid() &&
+	    fchmodat(dirfd, name, (st.st_mode & 07777) | S_IRUSR, 0) == 0) {
+		fd = oc_openat(dirfd, name, oflags, 0);
+		if (fd >= 0 && fchmod(fd, st.st_mode & 07777) < 0) {
+			saved = -errno;
+			close(fd);
+			fd = saved;
+		}
+	}
+	if (fd < 0)
+		unlinkat(dirfd, name, AT_REMOVEDIR);
+	return fd;
+}
+
+/*
+ * Where RENAME_NOREPLACE is refused: mkdirat + openat(O_NOFOLLOW), then
+ * check that the name still leads to the directory we opened and that it is
+ * ours. Weaker: between the two calls the name can be swapped for another
+ * directory of ours, and the new directory is visible before it is opened.
+ * -EEXIST tells the caller to look at the name again.
+ */
+static int create_weak(int parentfd, const char *last, const struct oc_req *req,
+		       int oflags)
+{
+	struct stat byfd, byname;
+	int fd;
+
+	fd = oc_mkdir_open(parentfd, last, req->mode, oflags);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &byfd) < 0 || byfd.st_uid != oc_fsuid() ||
+	    fstatat(parentfd, last, &byname, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    byname.st_dev != byfd.st_dev || byname.st_ino != byfd.st_ino) {
+		close(fd);
+		return -EEXIST;
+	}
+	return fd;
+}
+
+/* Absent name: make it in staging, open it, rename it into place. */
+static int create_staged(int parentfd, const char *last, const struct oc_req *req,
+			 int oflags)
+{
+	char stagename[64];
+	int stagefd, fd, r;
+
+	r = oc_stage_create(parentfd, &stagefd, stagename, sizeof(stagename));
+	if (r)
+		return r;
+	fd = oc_mkdir_open(stagefd, last, req->mode, oflags);
+	if (fd < 0) {
+		oc_stage_remove(parentfd, stagefd, stagename);
+		return fd;
+	}
+	r = oc_renameat2(stagefd, last, parentfd, last, RENAME_NOREPLACE);
+	if (r < 0) {
+		unlinkat(stagefd, last, AT_REMOVEDIR);
+		close(fd);
+		oc_stage_remove(parentfd, stagefd, stagename);
+		if (r == -EINVAL || r == -ENOSYS)
+			return create_weak(parentfd, last, req, oflags);
+		return r;
+	}
+	oc_stage_remove(parentfd, stagefd, stagename);
+	return fd;
+}
+
+/*
+ * Rule 10: a pre-existing directory in a sticky, world- or group-writable
+ * parent opens only for the parent's owner's or the caller's directories.
+ */
+static int sticky_denied(int parentfd, int fd)
+{
+	struct stat p, d;
+
+	if (fstat(parentfd, &p) < 0 || fstat(fd, &d) < 0)
+		return 0;
+	if (!(p.st_mode & S_ISVTX) || !(p.st_mode & (S_IWOTH | S_IWGRP)))
+		return 0;
+	return d.st_uid != p.st_uid && d.st_uid != oc_fsuid();
+}
+
+static char *join_link(const char *parent, const char *target)
+{
+	size_t pl, tl = strlen(target);
+	char *s;
+
+	if (target[0] == '/' || !parent || !strcmp(parent, "."))
+		return strdup(target);
+	pl = strlen(parent);
+	s = malloc(pl + tl + 2);
+	if (!s)
+		return NULL;
+	memcpy(s, parent, pl);
+	s[pl] = '/';
+	memcpy(s + pl + 1, target, tl + 1);
+	return s;
+}
+
+static int emulate_at(int dirfd, const char *path, const struct oc_req *req,
+		      int *created, int via_link, int *links);
+
+/* The last component is a symlink and may be followed: follow it by text. */
+static int follow_last(int dirfd, int parentfd, const char *parent,
+		       const char *last, const struct oc_req *req, int *created,
+		       int oflags, int *links)
+{
+	char target[PATH_MAX], *next;
+	ssize_t n;
+	int fd, r;
+
+	if (req->resolve & OCDIR_RESOLVE_NO_SYMLINKS)
+		return -ELOOP;
+	fd = oc_openat(parentfd, last, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (fd < 0)
+		return fd;
+	n = readlinkat(fd, "", target, sizeof(target));
+	if (n < 0 || (size_t)n >= sizeof(target)) {
+		r = n < 0 ? -errno : -ENAMETOOLONG;
+		close(fd);
+		return r;
+	}
+	target[n] = '\0';
+	if (oc_is_magic_link(fd, target)) {
+		close(fd);
+		if (req->resolve & OCDIR_RESOLVE_NO_MAGICLINKS)
+			return -ELOOP;
+		if (req->resolve & OC_RESOLVE_SCOPED)
+			return -EXDEV;
+		/* Only the kernel can follow it; nothing is created through it. */
+		r = oc_scoped_open(parentfd, last, O_RDONLY | O_DIRECTORY | oflags,
+				   req->resolve);
+		if (r == -ENOENT)
+			r = -EEXIST;
+		if (r >= 0 && created)
+			*created = 0;
+		return r;
+	}
+	close(fd);
+	if (++*links > OC_MAX_SYMLINKS)
+		return -ELOOP;
+	if (n == 0)
+		return -ENOENT;
+	next = join_link(parent, target);
+	if (!next)
+		return -ENOMEM;
+	r = emulate_at(dirfd, next, req, created, 1, links);
+	free(next);
+	return r;
+}
+
+static int emulate_at(int dirfd, const char *path, const struct oc_req *req,
+		      int *created, int via_link, int *links)
+{
+	int oflags = (req->flags & ~(O_EXCL | O_NOFOLLOW)) | req->cloexec;
+	int excl = !!(req->flags & O_EXCL);
+	char *parent, *last;
+	int parentfd, fd, i, r;
+	struct stat st;
+
+	r = oc_split_path(path, &parent, &last);
+	if (r)
+		return r;
+
+	/* Rule 8: ".", ".." and "/" exist by definition; nothing is made. */
+	if (oc_is_dot_name(last)) {
+		fd = oc_scoped_open(dirfd, path, O_RDONLY | O_DIRECTORY | oflags,
+				    req->resolve);
+		if (fd >= 0 && excl) {
+			close(fd);
+			fd = -EEXIST;
+		}
+		if (fd >= 0 && created)
+			*created = 0;
+		goto out_free;
+	}
+
+	parentfd = oc_scoped_open(dirfd, parent, O_PATH | O_DIRECTORY | O_CLOEXEC,
+				  req->resolve);
+	if (parentfd < 0) {
+		fd = parentfd;
+		goto out_free;
+	}
+	fd = -EAGAIN;
+	for (i = 0; i < OC_RACE_RETRIES; i++) {
+		if (fstatat(parentfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno != ENOENT) {
+				fd = -errno;
+				break;
+			}
+			/* Rule 9: never create through a symlink. */
+			if (via_link) {
+				fd = -EEXIST;
+				break;
+			}
+			fd = create_staged(parentfd, last, req, oflags);
+			if (fd == -EEXIST && !excl)
+				continue;	/* someone else made it: open theirs */
+			if (fd >= 0 && created)
+				*created = 1;
+			break;
+		}
+		if (excl) {
+			fd = -EEXIST;
+			break;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			if (req->flags & O_NOFOLLOW) {
+				fd = -ENOTDIR;
+				break;
+			}
+			fd = follow_last(dirfd, parentfd, parent, last, req,
+					 created, oflags, links);
+			break;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			fd = -ENOTDIR;
+			break;
+		}
+		fd = oc_scoped_open(parentfd, last,
+				    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | oflags,
+				    req->resolve);
+		/* Removed or replaced since the fstatat: look again. */
+		if (fd == -ENOENT || fd == -ENOTDIR) {
+			fd = -EAGAIN;
+			continue;
+		}
+		if (fd >= 0 && sticky_denied(parentfd, fd)) {
+			close(fd);
+			fd = -EACCES;
+		}
+		if (fd >= 0 && created)
+			*created = 0;
+		break;
+	}
+	close(parentfd);
+out_free:
+	free(parent);
+	free(last);
+	return fd;
+}
+
+int oc_emulate(int dirfd, const char *path, const struct oc_req *req,
+	       int *created)
+{
+	int links = 0;
+
+	return emulate_at(dirfd, path, req, created, 0, &links);
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/internal.h - what the parts of libocdir share. Nothing here is
+ * exported (see lib/ocdir.map). Every helper returns a descriptor, 0 or a
+ * positive count on success and -errno on failure; errno is set only by the
+ * public functions in lib/ocdir.c and lib/prepare.c.
+ */
+#ifndef OCDIR_INTERNAL_H
+#define OCDIR_INTERNAL_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ocdir.h"
+
+#define OC_EXPORT __attribute__((visibility("default")))
+
+/* The kernel's values; glibc defines O_LARGEFILE as 0 on 64-bit targets. */
+#define OC_O_LARGEFILE	0100000
+#define OC_O_TMPFILE	020000000
+
+#define OC_RESOLVE_ALL	(OCDIR_RESOLVE_NO_XDEV | OCDIR_RESOLVE_NO_MAGICLINKS | \
+			 OCDIR_RESOLVE_NO_SYMLINKS | OCDIR_RESOLVE_BENEATH | \
+			 OCDIR_RESOLVE_IN_ROOT)
+#define OC_RESOLVE_SCOPED (OCDIR_RESOLVE_BENEATH | OCDIR_RESOLVE_IN_ROOT)
+
+/* As the kernel counts them (MAXSYMLINKS). */
+#define OC_MAX_SYMLINKS	40
+
+/* A validated request: open flags without O_CREAT/O_DIRECTORY/O_CLOEXEC. */
+struct oc_req {
+	int flags;		/* O_EXCL, O_NOFOLLOW, O_NONBLOCK, ... */
+	mode_t mode;		/* already reduced to 0777 | S_ISVTX */
+	uint64_t resolve;	/* OCDIR_RESOLVE_* */
+	int cloexec;		/* O_CLOEXEC or 0 */
+};
+
+/* lib/syscall.c: raw system calls */
+int oc_openat(int dirfd, const char *path, int flags, mode_t mode);
+int oc_openat2(int dirfd, const char *path, uint64_t flags, uint64_t mode,
+	       uint64_t resolve);
+int oc_renameat2(int olddirfd, const char *oldpath, int newdirfd,
+		 const char *newpath, unsigned int flags);
+int oc_mount_id(int fd, uint64_t *id);
+uid_t oc_fsuid(void);
+
+/* lib/probe.c: the once-per-process decisions */
+struct oc_config {
+	int native;		/* the kernel creates with O_CREAT|O_DIRECTORY */
+	int force_resolver;	/* OCDIR_FORCE_RESOLVER=1 */
+	int no_noreplace;	/* OCDIR_TEST_NO_NOREPLACE=1: pretend EINVAL */
+	const char *reason;
+};
+const struct oc_config *oc_config(void);
+int oc_openat2_missing(void);
+void oc_set_openat2_missing(void);
+
+/* lib/resolve.c: scoped lookups */
+int oc_scoped_open(int rootfd, const char *path, int oflags, uint64_t resolve);
+int oc_resolver_open(int rootfd, const char *path, int oflags,
+		     uint64_t resolve);
+int oc_is_magic_link(int linkfd, const char *target);
+
+/* lib/emulate.c: create-or-open done in userspace */
+int oc_emulate(int dirfd, const char *path, const struct oc_req *req,
+	       int *created);
+int oc_split_path(const char *path, char **parent, char **last);
+int oc_is_dot_name(const char *last);
+int oc_stage_create(int parentfd, int *stagefd, char *stagename, size_t size);
+void oc_stage_remove(int parentfd, int stagefd, const char *stagename);
+int oc_mkdir_open(int dirfd, const char *name, mode_t mode, int oflags);
+
+/* lib/ocdir.c */
+int oc_check_how(const struct ocdir_how *how, size_t size, int openat2_style,
+		 struct oc_req *req);
+int oc_create_or_open(int dirfd, const char *path, const struct oc_req *req,
+		      int *created);
+
+#endif /* OCDIR_INTERNAL_H */

@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/ocdir.c - the public create-or-open calls: argument checks, the
+ * choice between the native kernel call and the emulation, and the one
+ * place where -errno becomes -1 + errno.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define OC_VALID_FLAGS (O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | \
+			O_APPEND | O_NONBLOCK | O_DSYNC | O_SYNC | O_ASYNC | \
+			O_DIRECT | OC_O_LARGEFILE | O_DIRECTORY | O_NOFOLLOW | \
+			O_NOATIME | O_CLOEXEC | O_PATH | OC_O_TMPFILE)
+
+static int oc_result(int r)
+{
+	if (r < 0) {
+		errno = -r;
+		return -1;
+	}
+	return r;
+}
+
+/*
+ * Check a request in the order the kernel's build_open_flags() does, so
+ * that a request with two faults gets the same errno from both backends.
+ */
+int oc_check_how(const struct ocdir_how *how, size_t size, int openat2_style,
+		 struct oc_req *req)
+{
+	uint64_t flags;
+	size_t i;
+
+	if (!how)
+		return -EFAULT;
+	if (size < OCDIR_HOW_SIZE_VER0)
+		return -EINVAL;
+	/* A newer caller's fields we do not know must be unused. */
+	for (i = sizeof(*how); i < size; i++)
+		if (((const unsigned char *)how)[i])
+			return -E2BIG;
+	flags = how->flags;
+	if (flags & ~(uint64_t)(unsigned int)OC_VALID_FLAGS)
+		return -EINVAL;
+	if (how->resolve & ~OC_RESOLVE_ALL)
+		return -EINVAL;
+	if ((how->resolve & OC_RESOLVE_SCOPED) == OC_RESOLVE_SCOPED)
+		return -EINVAL;
+	if (openat2_style && (how->mode & ~(uint64_t)07777))
+		return -EINVAL;
+	if (how->options & ~OCDIR_NO_CLOEXEC)
+		return -EINVAL;
+	/* O_PATH never creates (openat2 rejects O_PATH|O_CREAT). */
+	if (flags & O_PATH)
+		return -EINVAL;
+	/* Rule 6: O_CREAT|O_TMPFILE once created regular files. */
+	if (flags & OC_O_TMPFILE)
+		return -EINVAL;
+	/* Rule 5: a directory is never opened for writing. */
+	if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC))
+		return -ENOTDIR;
+	req->flags = (int)(flags & ~(uint64_t)(O_CREAT | O_DIRECTORY | O_CLOEXEC));
+	req->mode = (mode_t)(how->mode & (S_IRWXU | S_IRWXG | S_IRWXO | S_ISVTX));
+	req->resolve = how->resolve;
+	if (how->options & OCDIR_NO_CLOEXEC)
+		req->cloexec = (int)(flags & O_CLOEXEC);
+	else
+		req->cloexec = O_CLOEXEC;
+	return 0;
+}
+
+static int native_call(int dirfd, const char *path, const struct oc_req *req,
+		       int flags)
+{
+	if (req->resolve)
+		return oc_openat2(dirfd, path, (unsigned int)flags, req->mode,
+				  req->resolve);
+	return oc_openat(dirfd, path, flags, req->mode);
+}
+
+/*
+ * The kernel does not say whether it created the directory; O_EXCL first
+ * does. An EEXIST there (symlink, existing directory, ".") is followed by
+ * the call without O_EXCL, which gives the answer rules 3-9 ask for.
+ */
+static int native_open(int dirfd, const char *path, const struct oc_req *req,
+		       int *created)
+{
+	int flags = req->flags | O_CREAT | O_DIRECTORY | req->cloexec;
+	int fd;
+
+	if (!created)
+		return native_call(dirfd, path, req, flags);
+	fd = native_call(dirfd, path, req, flags | O_EXCL);
+	if (fd >= 0) {
+		*created = 1;
+		return fd;
+	}
+	if (fd != -EEXIST || (flags & O_EXCL))
+		return fd;
+	fd = native_call(dirfd, path, req, flags);
+	if (fd >= 0)
+		*created = 0;
+	return fd;
+}
+
+int oc_create_or_open(int dirfd, const char *path, const struct oc_req *req,
+		      int *created)
+{
+	const struct oc_config *c = oc_config();
+	int r;
+
+	if (c->native && !(req->resolve && (c->force_resolver || oc_openat2_missing()))) {
+		r = native_open(dirfd, path, req, created);
+		/* Rule 13: a lookup-only ->atomic_open said ENOENT; create here. */
+		if (r != -ENOENT && !(req->resolve && (r == -ENOSYS || r == -EPERM)))
+			return r;
+		if (req->resolve && r == -ENOSYS)
+			oc_set_openat2_missing();
+	}
+	return oc_emulate(dirfd, path, req, created);
+}
+
+OC_EXPORT int ocdir_openat2(int dirfd, const char *path,
+			    const struct ocdir_how *how, size_t size,
+			    int *created)
+{
+	struct oc_req req;
+	int r, made = 0;
+
+	if (!path)
+		return oc_result(-EFAULT);
+	r = oc_check_how(how, size, 1, &req);
+	if (r)
+		return oc_result(r);
+	r = oc_create_or_open(dirfd, path, &req, &made);
+	if (r >= 0 && created)
+		*created = made;
+	return oc_result(r);
+}
+
+OC_EXPORT int ocdir_openat(int dirfd, const char *path, int flags, mode_t mode)
+{
+	struct ocdir_how how = {
+		.flags = (unsigned int)flags,
+		.mode = mode & 07777,	/* open(2) ignores the rest */
+	};
+	struct oc_req req;
+	int r;
+
+	if (!path)
+		return oc_result(-EFAULT);
+	r = oc_check_how(&how, sizeof(how), 0, &req);
+	if (r)
+		return oc_result(r);
+	return oc_result(oc_create_or_open(dirfd, path, &req, NULL));
+}
+
+/* ---- mkdir -p ---- */
+
+struct level {
+	int fd;
+	int created;
+	const char *name;	/* points into the component copy */
+};
+
+/* Remove what this call created, deepest first, if still there and empty. */
+static void mkpath_rollback(int startfd, struct level *lv, size_t n)
+{
+	struct stat byfd, byname;
+	int parentfd;
+
+	while (n-- > 0) {
+		if (!lv[n].created)
+			continue;
+		parentfd = n ? lv[n - 1].fd : startfd;
+		if (fstat(lv[n].fd, &byfd) == 0 &&
+		    fstatat(parentfd, lv[n].name, &byname, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    byfd.st_dev == byname.st_dev && byfd.st_ino == byname.st_ino)
+			unlinkat(parentfd, lv[n].name, AT_REMOVEDIR);
+	}
+}
+
+static int mkpath(int dirfd, const char *path, const struct oc_req *leafreq,
+		  int *leaf_created)
+{
+	struct oc_req midreq = *leafreq;
+	int scoped = !!(leafreq->resolve & OC_RESOLVE_SCOPED);
+	size_t len = strlen(path), ncomp = 0, i;
+	char *copy = NULL, *prefix = NULL, *p, *save = NULL;
+	struct level *lv = NULL;
+	int startfd = dirfd, ownstart = -1, fd = 0, made;
+
+	if (!len)
+		return -ENOENT;
+	if (len >= PATH_MAX)
+		return -ENAMETOOLONG;
+	midreq.flags &= ~(O_EXCL | O_NOFOLLOW);
+	midreq.mode = 0777;
+	midreq.cloexec = O_CLOEXEC;
+
+	copy = strdup(path);
+	prefix = malloc(len + 1);
+	lv = calloc(len / 2 + 1, sizeof(*lv));
+	if (!copy || !prefix || !lv) {
+		fd = -ENOMEM;
+		goto out;
+	}
+	/* Cut into components; "." is a no-op and is skipped. */
+	for (p = strtok_r(copy, "/", &save); p; p = strtok_r(NULL, "/", &save))
+		if (strcmp(p, "."))
+			lv[ncomp++] = (struct level){ .fd = -1, .name = p };
+	if (!ncomp) {	/* ".", "/", "./" ...: the existing start */
+		fd = oc_create_or_open(dirfd, path, leafreq, &made);
+		if (fd >= 0 && leaf_created)
+			*leaf_created = made;
+		goto out;
+	}
+	if (!scoped && path[0] == '/') {
+		ownstart = oc_openat(AT_FDCWD, "/", O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
+		if (ownstart < 0) {
+			fd = ownstart;
+			goto out;
+		}
+		startfd = ownstart;
+	}
+	prefix[0] = '\0';
+	if (path[0] == '/')
+		strcpy(prefix, "/");
+	for (i = 0; i < ncomp; i++) {
+		const struct oc_req *req = i + 1 == ncomp ? leafreq : &midreq;
+		int at = scoped ? dirfd : (i ? lv[i - 1].fd : startfd);
+		const char *name = lv[i].name;
+
+		if (scoped) {
+			/* Each level is looked up from dirfd, under the scoping. */
+			if (i)
+				strcat(prefix, "/");
+			strcat(prefix, lv[i].name);
+			name = prefix;
+		}
+		made = 0;
+		fd = -ENOENT;
+		/* An existing level only needs search permission, not read. */
+		if (req == &midreq)
+			fd = oc_scoped_open(at, name, O_PATH | O_DIRECTORY | O_CLOEXEC,
+					    req->resolve);
+		if (fd == -ENOENT)
+			fd = oc_create_or_open(at, name, req, &made);
+		if (fd < 0) {
+			mkpath_rollback(startfd, lv, i);
+			goto out;
+		}
+		lv[i].fd = fd;
+		lv[i].created = made;
+	}
+	if (leaf_created)
+		*leaf_created = lv[ncomp - 1].created;
+	lv[ncomp - 1].fd = -1;	/* the caller's now */
+out:
+	if (lv)
+		for (i = 0; i < ncomp; i++)
+			if (lv[i].fd >= 0)
+				close(lv[i].fd);
+	if (ownstart >= 0)
+		close(ownstart);
+	free(lv);
+	free(prefix);
+	free(copy);
+	return fd;
+}
+
+OC_EXPORT int ocdir_mkpath(int dirfd, const char *path,
+			   const struct ocdir_how *how, size_t size,
+			   int *leaf_created)
+{
+	struct oc_req req;
+	int r;
+
+	if (!path)
+		return oc_result(-EFAULT);
+	r = oc_check_how(how, size, 1, &req);
+	if (r)
+		return oc_result(r);
+	return oc_result(mkpath(dirfd, path, &req, leaf_created));
+}
