@@ -36,6 +36,7 @@ kernels: deps
 
 -include lib/lib.mk
 -include cli/cli.mk
+-include install.mk
 include tests/harness/harness.mk
 -include tests/tests.mk
 -include bench/bench.mk
