@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -82,6 +83,20 @@ static void stage_name(char *buf, size_t size)
 }
 
 /*
+ * Already 0700 with no access ACL (the usual umask case)? Then a chmod
+ * would only risk losing an inherited setgid bit for nothing: chmod(2)
+ * clears it when the caller is not in the directory's group.
+ */
+static int stage_is_private(int fd, const struct stat *st)
+{
+	if ((st->st_mode & 0777) != 0700)
+		return 0;
+	if (fgetxattr(fd, "system.posix_acl_access", NULL, 0) >= 0)
+		return 0;
+	return errno == ENODATA || errno == ENOTSUP;
+}
+
+/*
  * Make the private staging directory in parentfd. Someone who can write to
  * the parent may swap it between mkdirat and openat, so the opened directory
  * must be ours (owner) and is then made 0700 through the descriptor, which
@@ -114,12 +129,18 @@ int oc_stage_create(int parentfd, int *stagefd, char *name, size_t size)
 			close(fd);
 			continue;
 		}
-		r = fchmod(fd, 0700);
-		if (r < 0 && errno == EBADF) {	/* O_PATH: go through /proc */
-			char proc[64];
+		r = 0;
+		if (!stage_is_private(fd, &st)) {
+			/* Keep setgid: the new directory must inherit it from here. */
+			mode_t m = 0700 | (st.st_mode & S_ISGID);
 
-			snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-			r = chmod(proc, 0700);
+			r = fchmod(fd, m);
+			if (r < 0 && errno == EBADF) {	/* O_PATH: go through /proc */
+				char proc[64];
+
+				snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+				r = chmod(proc, m);
+			}
 		}
 		if (r < 0) {
 			r = -errno;

@@ -1,0 +1,569 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/conformance/conformance.c - run the case table of cases.h against
+ * one backend, in a directory given on the command line:
+ *
+ *   conformance --backend B --dir DIR [--user UID]
+ *
+ *   raw             open(2)/openat2(2) with O_CREAT|O_DIRECTORY directly
+ *   native          libocdir, which must have picked the native backend
+ *   emulated        libocdir with OCDIR_FORCE_EMULATION=1
+ *   resolver        ... and OCDIR_FORCE_RESOLVER=1 (userspace scoping)
+ *   weak            ... emulated, RENAME_NOREPLACE refused (fallback path)
+ *   seccomp-enosys  libocdir (own choice) with openat2 blocked: ENOSYS
+ *   seccomp-eperm   libocdir (own choice) with openat2 blocked: EPERM
+ *
+ * A backend that cannot run here (raw/native on a kernel without the ocdir
+ * patches) FAILS: it was asked for explicitly. --user runs the calls as
+ * that uid (setup still runs as root, which --user requires).
+ *
+ * The cases run in a child process, which may unshare its mount namespace
+ * for the mount-crossing cases. Output: the tests/helpers.h protocol.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/openat2.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <stddef.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
+
+#include "../helpers.h"
+#include "ocdir.h"
+#include "cases.h"
+
+enum backend { B_RAW, B_NATIVE, B_EMULATED, B_RESOLVER, B_WEAK,
+	       B_SECCOMP_ENOSYS, B_SECCOMP_EPERM };
+
+static const char *const backend_names[] = {
+	"raw", "native", "emulated", "resolver", "weak",
+	"seccomp-enosys", "seccomp-eperm",
+};
+
+struct run {
+	enum backend backend;
+	const char *dir;	/* where the case directories go */
+	char base[2048];	/* our own directory under dir */
+	int as_user;
+	uid_t uid;
+	int mounts_ok;		/* mount namespace available */
+	int atomic_open_fs;	/* rule 13 filesystem (raw: ENOENT) */
+};
+
+/* ---- setup ---- */
+
+static void subst(char *out, size_t size, const char *in, const char *casedir)
+{
+	size_t n = 0;
+
+	while (*in && n + 1 < size) {
+		if (in[0] == '%' && in[1] == 'D') {
+			n += (size_t)snprintf(out + n, size - n, "%s", casedir);
+			in += 2;
+			if (n >= size)
+				n = size - 1;
+			continue;
+		}
+		out[n++] = *in++;
+	}
+	out[n] = '\0';
+}
+
+/* Run one setup operation in casefd; returns 0 or an error message. */
+static const char *setup_op(struct run *r, int casefd, const char *casedir,
+			    char *op)
+{
+	char *arg = strchr(op, ':'), *eq;
+	char target[4096];
+	int fd;
+
+	if (!arg)
+		return "bad setup op";
+	*arg++ = '\0';
+	eq = strchr(arg, strcmp(op, "l") ? '=' : '>');
+	if (eq)
+		*eq++ = '\0';
+	if (!strcmp(op, "d") || !strcmp(op, "m")) {
+		if (mkdirat(casefd, arg, 0755) < 0)
+			return "mkdir";
+		if (!strcmp(op, "m")) {
+			char path[8192], opts[128];
+
+			if (!r->mounts_ok)
+				return "no mount namespace";
+			snprintf(path, sizeof(path), "%s/%s", casedir, arg);
+			snprintf(opts, sizeof(opts), "mode=0755,uid=%u,gid=%u",
+				 (unsigned)r->uid, (unsigned)r->uid);
+			if (mount("ocdir-test", path, "tmpfs", 0, opts) < 0)
+				return "mount tmpfs";
+			return NULL;
+		}
+		if (fchownat(casefd, arg, r->uid, r->uid, AT_SYMLINK_NOFOLLOW) < 0 && r->as_user)
+			return "chown";
+		if (eq && fchmodat(casefd, arg, (mode_t)strtoul(eq, NULL, 8), 0) < 0)
+			return "chmod";
+	} else if (!strcmp(op, "f")) {
+		fd = openat(casefd, arg, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return "create file";
+		close(fd);
+		if (fchownat(casefd, arg, r->uid, r->uid, AT_SYMLINK_NOFOLLOW) < 0 && r->as_user)
+			return "chown";
+	} else if (!strcmp(op, "p")) {
+		if (mknodat(casefd, arg, S_IFIFO | 0644, 0) < 0)
+			return "mkfifo";
+	} else if (!strcmp(op, "l")) {
+		if (!eq)
+			return "bad symlink op";
+		subst(target, sizeof(target), eq, casedir);
+		if (symlinkat(target, casefd, arg) < 0)
+			return "symlink";
+		if (fchownat(casefd, arg, r->uid, r->uid, AT_SYMLINK_NOFOLLOW) < 0 && r->as_user)
+			return "chown";
+	} else if (!strcmp(op, "o")) {
+		uid_t uid = (uid_t)strtoul(eq ? eq : "0", NULL, 10);
+
+		if (fchownat(casefd, arg, uid, uid, AT_SYMLINK_NOFOLLOW) < 0)
+			return "chown (needs root)";
+	} else if (!strcmp(op, "chain")) {
+		int i, n = atoi(arg);
+		char name[32];
+
+		for (i = 1; i <= n; i++) {
+			snprintf(name, sizeof(name), "s%d", i);
+			if (i == n)
+				snprintf(target, sizeof(target), "d");
+			else
+				snprintf(target, sizeof(target), "s%d", i + 1);
+			if (symlinkat(target, casefd, name) < 0)
+				return "symlink chain";
+		}
+	} else {
+		return "unknown setup op";
+	}
+	return NULL;
+}
+
+/* ---- checks ---- */
+
+static int mode_of(const char *s)
+{
+	return (int)strtoul(s, NULL, 8);
+}
+
+/* Returns NULL or a description of the first check that failed. */
+static const char *check_after(int casefd, const char *after, char *why,
+			       size_t size)
+{
+	char buf[1024], *save = NULL, *tok;
+	struct stat st;
+
+	snprintf(buf, sizeof(buf), "%s", after);
+	for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+		char kind = tok[0], *path = tok + 2, *eq = strchr(path, '=');
+		int r;
+
+		if (eq)
+			*eq++ = '\0';
+		r = fstatat(casefd, path, &st, AT_SYMLINK_NOFOLLOW);
+		switch (kind) {
+		case '-':
+			if (r == 0) {
+				snprintf(why, size, "%s exists", path);
+				return why;
+			}
+			break;
+		case 'D': case 'E': case 'M':
+			if (r < 0 || !S_ISDIR(st.st_mode)) {
+				snprintf(why, size, "%s is not a directory", path);
+				return why;
+			}
+			if (kind == 'M' && (int)(st.st_mode & 07777) != mode_of(eq)) {
+				snprintf(why, size, "%s has mode %04o, want %s", path,
+					 (unsigned)(st.st_mode & 07777), eq);
+				return why;
+			}
+			if (kind == 'E') {
+				int n = 0, fd = openat(casefd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+				DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+				struct dirent *de;
+
+				if (!d) {
+					if (fd >= 0)
+						close(fd);
+					break;	/* unreadable for this uid: no verdict */
+				}
+				while ((de = readdir(d)))
+					n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+				closedir(d);
+				if (n) {
+					snprintf(why, size, "%s is not empty", path);
+					return why;
+				}
+			}
+			break;
+		case 'F':
+			if (r < 0 || !S_ISREG(st.st_mode)) {
+				snprintf(why, size, "%s is not a regular file", path);
+				return why;
+			}
+			break;
+		case 'L':
+			if (r < 0 || !S_ISLNK(st.st_mode)) {
+				snprintf(why, size, "%s is not a symlink", path);
+				return why;
+			}
+			break;
+		}
+	}
+	return NULL;
+}
+
+/* Any ".ocdir-stage.*" left in dirfd or one level below? */
+static int stage_left(int dirfd, int depth)
+{
+	int fd = dup(dirfd), found = 0;
+	struct dirent *de;
+	DIR *d;
+
+	if (fd < 0)
+		return 0;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return 0;
+	}
+	while ((de = readdir(d)) && !found) {
+		if (!strncmp(de->d_name, ".ocdir-stage.", 13))
+			found = 1;
+		else if (depth > 0 && de->d_type == DT_DIR && strcmp(de->d_name, ".") &&
+			 strcmp(de->d_name, "..")) {
+			int sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+			if (sub >= 0) {
+				found = stage_left(sub, depth - 1);
+				close(sub);
+			}
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+/* ---- the call under test ---- */
+
+static int call_backend(struct run *r, int dirfd, const char *path,
+			const struct conf_case *c, int *created)
+{
+	*created = -1;
+	if (r->backend == B_RAW) {
+		int flags = c->flags | O_CREAT | O_DIRECTORY | O_CLOEXEC;
+
+		if (c->api == AT)
+			return (int)syscall(SYS_openat, dirfd, path, flags, (mode_t)c->mode);
+		struct open_how how = {
+			.flags = (unsigned int)flags, .mode = c->mode, .resolve = c->resolve,
+		};
+		return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	}
+	if (c->api == AT)
+		return ocdir_openat(dirfd, path, c->flags, (mode_t)c->mode);
+	struct ocdir_how how = {
+		.flags = (unsigned int)c->flags, .mode = c->mode, .resolve = c->resolve,
+	};
+	return ocdir_openat2(dirfd, path, &how, sizeof(how), created);
+}
+
+static void run_case(struct run *r, const struct conf_case *c, int idx)
+{
+	char casedir[2100], path[4096], why[512], setup[1024], *save = NULL, *op;
+	int casefd, fd, err, fds_before, created, want_err = c->err;
+	const char *after = c->after;
+	const char *msg;
+	struct stat a, b;
+
+	if ((c->need & NEED_ROOT) && r->as_user)
+		return t_skip(c->name, "root only (covered by the root run)");
+	if ((c->need & NEED_USER) && !r->as_user)
+		return t_skip(c->name, "non-root only (covered by the --user run)");
+	if ((c->need & NEED_ROOT_SETUP) && geteuid() != 0)
+		return t_skip(c->name, "setup needs root");
+	if ((c->need & NEED_MOUNT) && !r->mounts_ok)
+		return t_skip(c->name, "no private mount namespace (needs root)");
+
+	snprintf(casedir, sizeof(casedir), "%s/%03d", r->base, idx);
+	if (mkdir(casedir, 0755) < 0 || (r->as_user && chown(casedir, r->uid, r->uid) < 0))
+		return t_fail(c->name, "setup: case directory: %s", strerror(errno));
+	casefd = open(casedir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (casefd < 0)
+		return t_fail(c->name, "setup: open case directory: %s", strerror(errno));
+	snprintf(setup, sizeof(setup), "%s", c->setup);
+	for (op = strtok_r(setup, " ", &save); op; op = strtok_r(NULL, " ", &save)) {
+		msg = setup_op(r, casefd, casedir, op);
+		if (msg) {
+			close(casefd);
+			return t_fail(c->name, "setup %s: %s", msg, strerror(errno));
+		}
+	}
+
+	/* The call runs as the test uid; only the setup needed root. */
+	if (r->as_user && (setresgid(r->uid, r->uid, r->uid) < 0 ||
+			   setresuid(r->uid, r->uid, 0) < 0)) {
+		close(casefd);
+		return t_fail(c->name, "setresuid(%u): %s", (unsigned)r->uid, strerror(errno));
+	}
+	if (chdir(casedir) < 0) {
+		err = errno;
+		goto back;
+	}
+	subst(path, sizeof(path), c->path, casedir);
+
+	/* Rule 13: on ->atomic_open filesystems the raw call creates nothing. */
+	if (r->backend == B_RAW && r->atomic_open_fs && want_err == OK && c->created == 1) {
+		want_err = ENOENT;
+		after = "";
+	}
+
+	fds_before = t_count_fds();
+	fd = call_backend(r, casefd, path, c, &created);
+	err = fd < 0 ? errno : 0;
+	msg = NULL;
+	if (want_err && fd >= 0) {
+		snprintf(why, sizeof(why), "got an fd, want %s", t_errname(want_err));
+		msg = why;
+	} else if (!want_err && fd < 0) {
+		snprintf(why, sizeof(why), "got %s (%s), want an fd", t_errname(err), strerror(err));
+		msg = why;
+	} else if (want_err && err != want_err) {
+		snprintf(why, sizeof(why), "got %s, want %s", t_errname(err), t_errname(want_err));
+		msg = why;
+	} else if (fd >= 0) {
+		int fl = fcntl(fd, F_GETFL), fdfl = fcntl(fd, F_GETFD);
+
+		if (fstat(fd, &a) < 0 || !S_ISDIR(a.st_mode))
+			msg = "fd is not a directory";
+		else if ((fl & O_ACCMODE) != O_RDONLY)
+			msg = "fd is not O_RDONLY";
+		else if (!(fdfl & FD_CLOEXEC))
+			msg = "fd is not O_CLOEXEC";
+		else if (c->fd_is && fstatat(casefd, c->fd_is, &b, 0) < 0)
+			msg = "fd_is path missing";
+		else if (c->fd_is && (a.st_dev != b.st_dev || a.st_ino != b.st_ino)) {
+			snprintf(why, sizeof(why), "fd is not %s", c->fd_is);
+			msg = why;
+		} else if (c->api == AT2 && r->backend != B_RAW && c->created >= 0 &&
+			   created != c->created) {
+			snprintf(why, sizeof(why), "created=%d, want %d", created, c->created);
+			msg = why;
+		}
+		close(fd);
+	}
+	if (!msg)
+		msg = check_after(casefd, after, why, sizeof(why));
+	if (!msg && t_count_fds() != fds_before)
+		msg = "fd leaked";
+	if (!msg && stage_left(casefd, 1))
+		msg = "a .ocdir-stage.* directory was left behind";
+	err = 0;
+back:
+	if (r->as_user && (setresuid(0, 0, 0) < 0 || setresgid(0, 0, 0) < 0)) {
+		t_fail(c->name, "cannot get root back: %s", strerror(errno));
+		exit(T_EXIT_FAIL);
+	}
+	close(casefd);
+	if (err)
+		return t_fail(c->name, "chdir: %s", strerror(err));
+	if (msg)
+		return t_fail(c->name, "%s", msg);
+	t_pass(c->name);
+}
+
+/* ---- backends ---- */
+
+static int install_openat2_filter(int err)
+{
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+#if defined(__x86_64__)
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+#elif defined(__aarch64__)
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_AARCH64, 1, 0),
+#else
+		BPF_JUMP(BPF_JMP | BPF_JA, 0, 0, 0),
+#endif
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat2, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((unsigned)err & SECCOMP_RET_DATA)),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {
+		.len = sizeof(code) / sizeof(code[0]),
+		.filter = code,
+	};
+	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -1;
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+		return -1;
+	/* The filter must really answer err, or the run proves nothing. */
+	if (syscall(SYS_openat2, AT_FDCWD, "/", &how, sizeof(how)) >= 0 || errno != err) {
+		errno = EPROTO;
+		return -1;
+	}
+	return 0;
+}
+
+static int kernel_is_patched(void)
+{
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/",
+			      O_CREAT | O_DIRECTORY | O_RDONLY | O_CLOEXEC, 0);
+
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
+}
+
+static int is_atomic_open_fs(const char *dir)
+{
+	struct statfs sfs;
+
+	if (statfs(dir, &sfs) < 0)
+		return 0;
+	switch ((unsigned long)sfs.f_type) {
+	case 0x01021997:	/* v9fs */
+	case 0x65735546:	/* fuse */
+	case 0x6969:		/* nfs */
+	case 0xff534d42:	/* cifs */
+	case 0xfe534d42:	/* smb2 */
+	case 0x00c36400:	/* ceph */
+	case 0x01161970:	/* gfs2 */
+	case 0x786f4256:	/* vboxsf */
+		return 1;
+	}
+	return 0;
+}
+
+static int child(struct run *r)
+{
+	const char *reason = NULL;
+	size_t i;
+
+	umask(022);
+	switch (r->backend) {
+	case B_EMULATED:
+		setenv("OCDIR_FORCE_EMULATION", "1", 1);
+		break;
+	case B_RESOLVER:
+		setenv("OCDIR_FORCE_EMULATION", "1", 1);
+		setenv("OCDIR_FORCE_RESOLVER", "1", 1);
+		break;
+	case B_WEAK:
+		setenv("OCDIR_FORCE_EMULATION", "1", 1);
+		setenv("OCDIR_TEST_NO_NOREPLACE", "1", 1);
+		break;
+	case B_SECCOMP_ENOSYS:
+	case B_SECCOMP_EPERM:
+		if (install_openat2_filter(r->backend == B_SECCOMP_ENOSYS ? ENOSYS : EPERM) < 0) {
+			t_fail("backend", "cannot block openat2 with seccomp: %s", strerror(errno));
+			return t_exit_status();
+		}
+		break;
+	default:
+		break;
+	}
+	if (r->backend == B_RAW && !kernel_is_patched()) {
+		t_fail("backend", "raw: this kernel does not create with O_CREAT|O_DIRECTORY");
+		return t_exit_status();
+	}
+	if (r->backend == B_NATIVE && ocdir_backend(&reason) != OCDIR_BACKEND_NATIVE) {
+		t_fail("backend", "native: libocdir chose emulation (%s)", reason);
+		return t_exit_status();
+	}
+	if (r->backend != B_RAW && r->backend != B_NATIVE &&
+	    r->backend != B_SECCOMP_ENOSYS && r->backend != B_SECCOMP_EPERM &&
+	    ocdir_backend(&reason) != OCDIR_BACKEND_EMULATED) {
+		t_fail("backend", "%s: libocdir did not pick emulation (%s)",
+		       backend_names[r->backend], reason);
+		return t_exit_status();
+	}
+	/* A private mount namespace for the mount-crossing cases. */
+	if (geteuid() == 0 && unshare(CLONE_NEWNS) == 0 &&
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0)
+		r->mounts_ok = 1;
+
+	for (i = 0; i < sizeof(conf_cases) / sizeof(conf_cases[0]); i++)
+		run_case(r, &conf_cases[i], (int)i);
+	return t_exit_status();
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: conformance --backend raw|native|emulated|resolver|weak|"
+		"seccomp-enosys|seccomp-eperm --dir DIR [--user UID]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	struct run r = { .backend = (enum backend)-1 };
+	int i, status;
+	pid_t pid;
+	size_t b;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--backend") && i + 1 < argc) {
+			i++;
+			for (b = 0; b < sizeof(backend_names) / sizeof(backend_names[0]); b++)
+				if (!strcmp(argv[i], backend_names[b]))
+					r.backend = (enum backend)b;
+			if ((int)r.backend < 0)
+				usage();
+		} else if (!strcmp(argv[i], "--dir") && i + 1 < argc) {
+			r.dir = argv[++i];
+		} else if (!strcmp(argv[i], "--user") && i + 1 < argc) {
+			r.as_user = 1;
+			r.uid = (uid_t)strtoul(argv[++i], NULL, 10);
+		} else {
+			usage();
+		}
+	}
+	if ((int)r.backend < 0 || !r.dir)
+		usage();
+	if (!r.as_user)
+		r.uid = geteuid();
+	else if (geteuid() != 0) {
+		t_fail("user", "--user needs root to set up and switch uid");
+		return t_exit_status();
+	}
+	r.atomic_open_fs = is_atomic_open_fs(r.dir);
+	snprintf(r.base, sizeof(r.base), "%s/conf.%s.%u.%d", r.dir,
+		 backend_names[r.backend], (unsigned)r.uid, (int)getpid());
+	if (mkdir(r.base, 0755) < 0 || (r.as_user && chown(r.base, r.uid, r.uid) < 0)) {
+		t_fail("setup", "mkdir %s: %s", r.base, strerror(errno));
+		return t_exit_status();
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		t_fail("setup", "fork: %s", strerror(errno));
+		return t_exit_status();
+	}
+	if (pid == 0)
+		_exit(child(&r));
+	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status)) {
+		t_fail("child", "did not exit normally (status %#x)", status);
+		return t_exit_status();
+	}
+	return WEXITSTATUS(status);
+}
