@@ -38,6 +38,7 @@ kernels: deps
 -include cli/cli.mk
 -include install.mk
 include tests/harness/harness.mk
+include vm/vm.mk
 -include tests/tests.mk
 -include bench/bench.mk
 

@@ -1,0 +1,6 @@
+# The program vm/demo runs in each guest (`make run`).
+all: $(BUILD)/vm/demo_calls
+
+$(BUILD)/vm/demo_calls: vm/demo_calls.c include/ocdir.h tests/helpers.h $(BUILD)/libocdir.a
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Iinclude $(LDFLAGS) -o $@ $< $(BUILD)/libocdir.a -lpthread
