@@ -161,25 +161,37 @@ void oc_stage_remove(int parentfd, int stagefd, const char *name)
 }
 
 /*
- * mkdirat + open with O_NOFOLLOW. The native call needs no read permission
- * on the new directory; here, when the mode leaves the owner without read
- * permission, read permission is lent for the open and given back through
- * the descriptor. If the open fails the new directory is removed again.
+ * mkdirat + open with O_NOFOLLOW. The native call needs no permission on
+ * the new directory itself; here the owner may lack read permission (to
+ * open it) or write permission (to rename it to another parent, which
+ * updates its ".."). Such permission is lent through a chmod and given
+ * back: at once if keep_lent is NULL, else by the caller after its rename
+ * (*keep_lent is then the mode to restore, or (mode_t)-1 if none was lent).
+ * If the open fails the new directory is removed again.
  */
-int oc_mkdir_open(int dirfd, const char *name, mode_t mode, int oflags)
+int oc_mkdir_open(int dirfd, const char *name, mode_t mode, int oflags,
+		  mode_t *keep_lent)
 {
+	mode_t need = keep_lent ? S_IRUSR | S_IWUSR : S_IRUSR, orig = (mode_t)-1;
 	int fd, saved;
 	struct stat st;
 
+	if (keep_lent)
+		*keep_lent = (mode_t)-1;
 	if (mkdirat(dirfd, name, mode) < 0)
 		return -errno;
 	oflags |= O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
-	fd = oc_openat(dirfd, name, oflags, 0);
-	if (fd == -EACCES && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	if (geteuid() != 0 && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    S_ISDIR(st.st_mode) && st.st_uid == oc_fsuid() &&
-	    fchmodat(dirfd, name, (st.st_mode & 07777) | S_IRUSR, 0) == 0) {
-		fd = oc_openat(dirfd, name, oflags, 0);
-		if (fd >= 0 && fchmod(fd, st.st_mode & 07777) < 0) {
+	    (st.st_mode & need) != need) {
+		if (fchmodat(dirfd, name, (st.st_mode & 07777) | need, 0) == 0)
+			orig = st.st_mode & 07777;
+	}
+	fd = oc_openat(dirfd, name, oflags, 0);
+	if (fd >= 0 && orig != (mode_t)-1) {
+		if (keep_lent) {
+			*keep_lent = orig;
+		} else if (fchmod(fd, orig) < 0) {
 			saved = -errno;
 			close(fd);
 			fd = saved;
@@ -203,7 +215,7 @@ static int create_weak(int parentfd, const char *last, const struct oc_req *req,
 	struct stat byfd, byname;
 	int fd;
 
-	fd = oc_mkdir_open(parentfd, last, req->mode, oflags);
+	fd = oc_mkdir_open(parentfd, last, req->mode, oflags, NULL);
 	if (fd < 0)
 		return fd;
 	if (fstat(fd, &byfd) < 0 || byfd.st_uid != oc_fsuid() ||
@@ -221,16 +233,26 @@ static int create_staged(int parentfd, const char *last, const struct oc_req *re
 {
 	char stagename[64];
 	int stagefd, fd, r;
+	mode_t lent;
 
 	r = oc_stage_create(parentfd, &stagefd, stagename, sizeof(stagename));
 	if (r)
 		return r;
-	fd = oc_mkdir_open(stagefd, last, req->mode, oflags);
+	fd = oc_mkdir_open(stagefd, last, req->mode, oflags, &lent);
 	if (fd < 0) {
 		oc_stage_remove(parentfd, stagefd, stagename);
 		return fd;
 	}
 	r = oc_renameat2(stagefd, last, parentfd, last, RENAME_NOREPLACE);
+	if (r == 0 && lent != (mode_t)-1 && fchmod(fd, lent) < 0) {
+		/* Published but with the wrong mode: take it back. */
+		r = -errno;
+		if (oc_renameat2(parentfd, last, stagefd, last, RENAME_NOREPLACE) < 0) {
+			close(fd);
+			oc_stage_remove(parentfd, stagefd, stagename);
+			return r;
+		}
+	}
 	if (r < 0) {
 		unlinkat(stagefd, last, AT_REMOVEDIR);
 		close(fd);

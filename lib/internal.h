@@ -68,7 +68,8 @@ int oc_split_path(const char *path, char **parent, char **last);
 int oc_is_dot_name(const char *last);
 int oc_stage_create(int parentfd, int *stagefd, char *stagename, size_t size);
 void oc_stage_remove(int parentfd, int stagefd, const char *stagename);
-int oc_mkdir_open(int dirfd, const char *name, mode_t mode, int oflags);
+int oc_mkdir_open(int dirfd, const char *name, mode_t mode, int oflags,
+		  mode_t *keep_lent);
 
 /* lib/ocdir.c */
 int oc_check_how(const struct ocdir_how *how, size_t size, int openat2_style,

@@ -90,7 +90,7 @@ OC_EXPORT int ocdir_prepare(int dirfd, const char *path,
 	if (r)
 		goto out_parent;
 	fd = oc_mkdir_open(p->stagefd, p->name, req.mode,
-			   (req.flags & ~O_EXCL) | req.cloexec);
+			   (req.flags & ~O_EXCL) | req.cloexec, NULL);
 	if (fd < 0) {
 		r = fd;
 		oc_stage_remove(p->parentfd, p->stagefd, p->stagename);
@@ -110,14 +110,46 @@ out_names:
 	return oc_result(r);
 }
 
+/*
+ * Moving a directory to another parent needs write permission on it (its
+ * ".." changes). If the caller took that away from its own directory, lend
+ * it for the rename and give it back through an O_PATH descriptor.
+ */
+static int publish_rename(struct ocdir_prepared *p)
+{
+	char proc[64];
+	struct stat st;
+	int fd, r;
+
+	fd = oc_openat(p->stagefd, p->name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (fd < 0)
+		return fd;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		close(fd);
+		return -ENOENT;
+	}
+	if (geteuid() == 0 || (st.st_mode & S_IWUSR) || st.st_uid != oc_fsuid() ||
+	    chmod(proc, (st.st_mode & 07777) | S_IWUSR) < 0) {
+		close(fd);
+		return oc_renameat2(p->stagefd, p->name, p->parentfd, p->name,
+				    RENAME_NOREPLACE);
+	}
+	r = oc_renameat2(p->stagefd, p->name, p->parentfd, p->name,
+			 RENAME_NOREPLACE);
+	/* Give it back; if that fails the caller can still fix it via its fd. */
+	chmod(proc, st.st_mode & 07777);
+	close(fd);
+	return r;
+}
+
 OC_EXPORT int ocdir_publish(struct ocdir_prepared *p)
 {
 	int r;
 
 	if (!p)
 		return oc_result(-EFAULT);
-	r = oc_renameat2(p->stagefd, p->name, p->parentfd, p->name,
-			 RENAME_NOREPLACE);
+	r = publish_rename(p);
 	if (r < 0)
 		return oc_result(r);
 	oc_stage_remove(p->parentfd, p->stagefd, p->stagename);

@@ -1,0 +1,414 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/lib/api.c - libocdir calls beyond the conformance table: argument
+ * checks of the how-struct, O_CLOEXEC opt-out, mkpath (leaf fd, created
+ * flag, rollback), prepare/publish/discard, EMFILE at every step leaving
+ * nothing behind, and threads racing for one name.
+ *
+ *   lib-api [DIR]     runs once per library mode (default and emulated).
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "../helpers.h"
+#include "ocdir.h"
+
+static char base[2048];
+static const char *mode_name;
+static char tname[256];
+
+static const char *N(const char *what)
+{
+	snprintf(tname, sizeof(tname), "%s:%s", mode_name, what);
+	return tname;
+}
+
+static int exists(int dirfd, const char *path)
+{
+	struct stat st;
+
+	return fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+static int is_dir(int dirfd, const char *path)
+{
+	struct stat st;
+
+	return fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int same_inode(int fd, int dirfd, const char *path)
+{
+	struct stat a, b;
+
+	return fstat(fd, &a) == 0 && fstatat(dirfd, path, &b, 0) == 0 &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* No ".ocdir-stage.*" directly in dirfd. */
+static int stage_left(int dirfd)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), found = 0;
+	struct dirent *de;
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+
+	if (!d)
+		return 1;
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, ".ocdir-stage.", 13))
+			found = 1;
+	closedir(d);
+	return found;
+}
+
+static void test_how_checks(int dfd)
+{
+	struct { struct ocdir_how how; uint64_t extra; } big = {
+		.how = { .mode = 0755 }, .extra = 0,
+	};
+	struct ocdir_how how = { .mode = 0755 };
+	int fd;
+
+	fd = ocdir_openat2(dfd, "h1", &big.how, sizeof(big), NULL);
+	T_CHECK(N("how-larger-zero-tail"), fd >= 0, "%s", strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	big.extra = 1;
+	fd = ocdir_openat2(dfd, "h2", &big.how, sizeof(big), NULL);
+	T_CHECK(N("how-larger-nonzero-tail-e2big"), fd < 0 && errno == E2BIG && !exists(dfd, "h2"),
+		"fd %d errno %s", fd, t_errname(errno));
+	fd = ocdir_openat2(dfd, "h3", &how, 16, NULL);
+	T_CHECK(N("how-too-small-einval"), fd < 0 && errno == EINVAL, "errno %s", t_errname(errno));
+	fd = ocdir_openat2(dfd, NULL, &how, sizeof(how), NULL);
+	T_CHECK(N("null-path-efault"), fd < 0 && errno == EFAULT, "errno %s", t_errname(errno));
+	fd = ocdir_openat2(dfd, "h4", NULL, sizeof(how), NULL);
+	T_CHECK(N("null-how-efault"), fd < 0 && errno == EFAULT, "errno %s", t_errname(errno));
+	how.options = 2;
+	fd = ocdir_openat2(dfd, "h5", &how, sizeof(how), NULL);
+	T_CHECK(N("unknown-option-einval"), fd < 0 && errno == EINVAL && !exists(dfd, "h5"),
+		"errno %s", t_errname(errno));
+	how.options = 0;
+	how.flags = 1ULL << 40;
+	fd = ocdir_openat2(dfd, "h6", &how, sizeof(how), NULL);
+	T_CHECK(N("high-flag-bit-einval"), fd < 0 && errno == EINVAL, "errno %s", t_errname(errno));
+	fd = ocdir_openat2(-1, "h7", &(struct ocdir_how){ .mode = 0755 }, sizeof(how), NULL);
+	T_CHECK(N("bad-dirfd-ebadf"), fd < 0 && errno == EBADF, "errno %s", t_errname(errno));
+}
+
+static void test_cloexec(int dfd)
+{
+	struct ocdir_how how = { .mode = 0755, .options = OCDIR_NO_CLOEXEC };
+	int fd;
+
+	fd = ocdir_openat2(dfd, "c1", &how, sizeof(how), NULL);
+	T_CHECK(N("no-cloexec-opt-out"), fd >= 0 && !(fcntl(fd, F_GETFD) & FD_CLOEXEC),
+		"fd %d", fd);
+	if (fd >= 0)
+		close(fd);
+	how.flags = O_CLOEXEC;
+	fd = ocdir_openat2(dfd, "c1", &how, sizeof(how), NULL);
+	T_CHECK(N("no-cloexec-with-o-cloexec"), fd >= 0 && (fcntl(fd, F_GETFD) & FD_CLOEXEC),
+		"fd %d", fd);
+	if (fd >= 0)
+		close(fd);
+	fd = ocdir_openat(dfd, "c2", 0, 0755);
+	T_CHECK(N("cloexec-default"), fd >= 0 && (fcntl(fd, F_GETFD) & FD_CLOEXEC), "fd %d", fd);
+	if (fd >= 0)
+		close(fd);
+}
+
+static void test_mkpath(int dfd)
+{
+	struct ocdir_how how = { .mode = 0700 };
+	int fd, made = -1, fd2;
+	char abs[4096];
+
+	fd = ocdir_mkpath(dfd, "p1/p2/p3", &how, sizeof(how), &made);
+	T_CHECK(N("mkpath-creates-all"), fd >= 0 && made == 1 && is_dir(dfd, "p1/p2/p3") &&
+		same_inode(fd, dfd, "p1/p2/p3"), "fd %d made %d", fd, made);
+	if (fd >= 0)
+		close(fd);
+	fd = ocdir_mkpath(dfd, "p1/p2/p3/", &how, sizeof(how), &made);
+	T_CHECK(N("mkpath-existing-leaf"), fd >= 0 && made == 0, "fd %d made %d", fd, made);
+	if (fd >= 0)
+		close(fd);
+	fd = ocdir_mkpath(dfd, "p1//./p2/p4", &how, sizeof(how), &made);
+	T_CHECK(N("mkpath-existing-intermediates"), fd >= 0 && made == 1 &&
+		same_inode(fd, dfd, "p1/p2/p4"), "fd %d made %d", fd, made);
+	if (fd >= 0)
+		close(fd);
+	how.flags = O_EXCL;
+	fd = ocdir_mkpath(dfd, "p1/p2/p3", &how, sizeof(how), &made);
+	T_CHECK(N("mkpath-excl-leaf-exists"), fd < 0 && errno == EEXIST, "errno %s", t_errname(errno));
+	how.flags = 0;
+	fd2 = openat(dfd, "pf", O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	if (fd2 >= 0)
+		close(fd2);
+	fd = ocdir_mkpath(dfd, "pf/x/y", &how, sizeof(how), &made);
+	T_CHECK(N("mkpath-file-in-the-way"), fd < 0 && errno == ENOTDIR && !exists(dfd, "pf/x"),
+		"fd %d errno %s", fd, t_errname(errno));
+	if (fd >= 0)
+		close(fd);
+	fd = ocdir_mkpath(dfd, "r1/r2/"
+			  "x123456789x123456789x123456789x123456789x123456789x123456789"
+			  "x123456789x123456789x123456789x123456789x123456789x123456789"
+			  "x123456789x123456789x123456789x123456789x123456789x123456789"
+			  "x123456789x123456789x123456789x123456789x123456789x123456789"
+			  "x1234567890123456", &how, sizeof(how), &made);
+	T_CHECK(N("mkpath-rollback"), fd < 0 && errno == ENAMETOOLONG && !exists(dfd, "r1"),
+		"fd %d errno %s, r1 %s", fd, t_errname(errno), exists(dfd, "r1") ? "left" : "gone");
+	fd2 = openat(dfd, "s1", O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	if (fd2 >= 0)
+		close(fd2);
+	fd = ocdir_mkpath(dfd, "s0/s1x/../../s1/y", &how, sizeof(how), &made);
+	T_CHECK(N("mkpath-nondir-intermediate"), fd < 0 && errno == ENOTDIR &&
+		!exists(dfd, "s0"), "fd %d errno %s", fd, t_errname(errno));
+	if (symlinkat("p1", dfd, "plink") == 0) {
+		fd = ocdir_mkpath(dfd, "plink/p5", &how, sizeof(how), &made);
+		T_CHECK(N("mkpath-through-symlink"), fd >= 0 && made == 1 &&
+			same_inode(fd, dfd, "p1/p5"), "fd %d", fd);
+		if (fd >= 0)
+			close(fd);
+	}
+	snprintf(abs, sizeof(abs), "%s/t1/t2", base);
+	fd = ocdir_mkpath(AT_FDCWD, abs, &how, sizeof(how), &made);
+	T_CHECK(N("mkpath-absolute"), fd >= 0 && same_inode(fd, dfd, "t1/t2"), "fd %d", fd);
+	if (fd >= 0)
+		close(fd);
+	how.resolve = OCDIR_RESOLVE_BENEATH;
+	fd = ocdir_mkpath(dfd, "u1/../../u-escape", &how, sizeof(how), &made);
+	T_CHECK(N("mkpath-beneath-escape"), fd < 0 && errno == EXDEV && !exists(dfd, "u1") &&
+		!exists(dfd, "../u-escape"), "fd %d errno %s", fd, t_errname(errno));
+	how.resolve = OCDIR_RESOLVE_IN_ROOT;
+	fd = ocdir_mkpath(dfd, "/../v1/v2", &how, sizeof(how), &made);
+	T_CHECK(N("mkpath-in-root"), fd >= 0 && same_inode(fd, dfd, "v1/v2"), "fd %d errno %s",
+		fd, t_errname(errno));
+	if (fd >= 0)
+		close(fd);
+	T_CHECK(N("mkpath-no-stage-left"), !stage_left(dfd), "staging directory left");
+}
+
+static void test_prepare(int dfd)
+{
+	struct ocdir_how how = { .mode = 0750 };
+	struct ocdir_prepared *p = NULL;
+	int fd, f, inner;
+
+	fd = ocdir_prepare(dfd, "pub", &how, sizeof(how), &p);
+	if (fd < 0) {
+		t_fail(N("prepare"), "%s", strerror(errno));
+		return;
+	}
+	if (getenv("OCDIR_TEST_NO_NOREPLACE")) {
+		/* Documented: no non-atomic fallback for publishing. */
+		T_CHECK(N("publish-einval-without-noreplace"), ocdir_publish(p) < 0 &&
+			errno == EINVAL && !exists(dfd, "pub"), "errno %s", t_errname(errno));
+		T_CHECK(N("discard-after-failed-publish"), ocdir_discard(p) == 0 &&
+			!stage_left(dfd), "errno %s", t_errname(errno));
+		close(fd);
+		return;
+	}
+	T_CHECK(N("prepare-invisible"), !exists(dfd, "pub"), "pub visible before publish");
+	f = openat(fd, "file", O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	if (f >= 0)
+		close(f);
+	fchmod(fd, 0500);	/* publish must still work (rename needs u+w) */
+	T_CHECK(N("publish"), ocdir_publish(p) == 0, "%s", strerror(errno));
+	T_CHECK(N("publish-visible-with-contents"), is_dir(dfd, "pub") && exists(dfd, "pub/file") &&
+		same_inode(fd, dfd, "pub") && !stage_left(dfd), "not published as prepared");
+	{
+		struct stat st;
+
+		T_CHECK(N("publish-keeps-mode"), fstat(fd, &st) == 0 && (st.st_mode & 07777) == 0500,
+			"mode %04o", (unsigned)(st.st_mode & 07777));
+	}
+	fchmod(fd, 0755);
+	close(fd);
+
+	p = NULL;
+	fd = ocdir_prepare(dfd, "pub", &how, sizeof(how), &p);
+	T_CHECK(N("prepare-name-exists"), fd < 0 && errno == EEXIST && !p, "fd %d", fd);
+	fd = ocdir_prepare(dfd, ".", &how, sizeof(how), &p);
+	T_CHECK(N("prepare-dot"), fd < 0 && errno == EEXIST, "fd %d", fd);
+
+	fd = ocdir_prepare(dfd, "late", &how, sizeof(how), &p);
+	if (fd < 0) {
+		t_fail(N("prepare-late"), "%s", strerror(errno));
+		return;
+	}
+	mkdirat(dfd, "late", 0700);	/* someone else takes the name meanwhile */
+	mkdirat(dfd, "keep", 0700);
+	inner = openat(fd, "sub", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	mkdirat(fd, "sub", 0700);
+	f = openat(fd, "sub/file", O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	if (f >= 0)
+		close(f);
+	symlinkat("../../keep", fd, "sub/link");
+	T_CHECK(N("publish-name-taken"), ocdir_publish(p) < 0 && errno == EEXIST &&
+		is_dir(dfd, "late") && !exists(dfd, "late/sub"), "errno %s", t_errname(errno));
+	T_CHECK(N("discard-removes-tree"), ocdir_discard(p) == 0 && !stage_left(dfd) &&
+		is_dir(dfd, "keep") && is_dir(dfd, "late"), "errno %s", t_errname(errno));
+	if (inner >= 0)
+		close(inner);
+	close(fd);
+	T_CHECK(N("discard-null"), ocdir_discard(NULL) == 0, "nonzero");
+}
+
+/*
+ * Lower RLIMIT_NOFILE step by step so that each descriptor the call needs
+ * in turn is the one that fails: every failure must be EMFILE and leave
+ * neither the name nor a staging directory behind.
+ */
+static void test_emfile(int dfd)
+{
+	struct ocdir_how how = { .mode = 0755 };
+	struct rlimit old, lim;
+	int k, fd, err, fails = 0, bad = 0, lowest;
+	char what[128] = "";
+
+	getrlimit(RLIMIT_NOFILE, &old);
+	/* The limit caps fd numbers: below the lowest free one all are used. */
+	lowest = dup(0);
+	if (lowest >= 0)
+		close(lowest);
+	for (k = 0; k < 12; k++) {
+		lim = old;
+		lim.rlim_cur = (rlim_t)(lowest + k);
+		setrlimit(RLIMIT_NOFILE, &lim);
+		fd = ocdir_openat2(dfd, "em", &how, sizeof(how), NULL);
+		err = errno;
+		setrlimit(RLIMIT_NOFILE, &old);
+		if (fd >= 0) {
+			close(fd);
+			unlinkat(dfd, "em", AT_REMOVEDIR);
+			continue;
+		}
+		fails++;
+		if (err != EMFILE || exists(dfd, "em") || stage_left(dfd)) {
+			bad++;
+			snprintf(what, sizeof(what), "limit +%d: %s, em %s", k, t_errname(err),
+				 exists(dfd, "em") ? "left" : "absent");
+		}
+	}
+	T_CHECK(N("emfile-leaves-nothing"), fails > 0 && !bad, "%d failures, %d bad (%s)",
+		fails, bad, what);
+}
+
+#define RACERS 8
+#define ROUNDS 100
+
+static pthread_barrier_t race_start;
+static int race_dfd, race_excl;
+static int race_fd[RACERS], race_made[RACERS], race_err[RACERS];
+
+static void *racer(void *arg)
+{
+	long i = (long)arg;
+	struct ocdir_how how = { .mode = 0755, .flags = race_excl ? O_EXCL : 0 };
+
+	pthread_barrier_wait(&race_start);
+	race_made[i] = -1;
+	race_fd[i] = ocdir_openat2(race_dfd, "race", &how, sizeof(how), &race_made[i]);
+	race_err[i] = errno;
+	return NULL;
+}
+
+/* Many threads, one name: exactly one says "created", all fds the same dir. */
+static void test_race(int dfd, int excl)
+{
+	pthread_t t[RACERS];
+	int round, i, bad = 0;
+	char why[128] = "";
+
+	race_dfd = dfd;
+	race_excl = excl;
+	for (round = 0; round < ROUNDS && !bad; round++) {
+		int made = 0, ok = 0;
+
+		pthread_barrier_init(&race_start, NULL, RACERS);
+		for (i = 0; i < RACERS; i++)
+			pthread_create(&t[i], NULL, racer, (void *)(long)i);
+		for (i = 0; i < RACERS; i++)
+			pthread_join(t[i], NULL);
+		pthread_barrier_destroy(&race_start);
+		for (i = 0; i < RACERS; i++) {
+			if (race_fd[i] < 0) {
+				if (!excl || race_err[i] != EEXIST) {
+					bad = 1;
+					snprintf(why, sizeof(why), "round %d: %s", round,
+						 t_errname(race_err[i]));
+				}
+				continue;
+			}
+			ok++;
+			made += race_made[i] == 1;
+			if (!same_inode(race_fd[i], dfd, "race")) {
+				bad = 1;
+				snprintf(why, sizeof(why), "round %d: fd not the directory", round);
+			}
+			close(race_fd[i]);
+		}
+		if (made != 1 || (excl && ok != 1)) {
+			bad = 1;
+			snprintf(why, sizeof(why), "round %d: %d created, %d fds", round, made, ok);
+		}
+		unlinkat(dfd, "race", AT_REMOVEDIR);
+	}
+	T_CHECK(N(excl ? "race-excl-one-winner" : "race-one-creator"), !bad && !stage_left(dfd),
+		"%s", why[0] ? why : "staging directory left");
+}
+
+static int run_mode(const char *name, const char *dir)
+{
+	int dfd, fds;
+
+	mode_name = name;
+	snprintf(base, sizeof(base), "%s/api.%s.%d", dir, name, (int)getpid());
+	if (mkdir(base, 0755) < 0 || (dfd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		t_fail(N("setup"), "%s: %s", base, strerror(errno));
+		return t_exit_status();
+	}
+	umask(022);
+	fds = t_count_fds();
+	test_how_checks(dfd);
+	test_cloexec(dfd);
+	test_mkpath(dfd);
+	test_prepare(dfd);
+	test_race(dfd, 0);
+	test_race(dfd, 1);
+	T_CHECK(N("no-fd-leak"), t_count_fds() == fds, "fds %d -> %d", fds, t_count_fds());
+	test_emfile(dfd);
+	close(dfd);
+	return t_exit_status();
+}
+
+int main(int argc, char **argv)
+{
+	const char *dir = argc > 1 ? argv[1] : "/tmp";
+	int i, status, worst = T_EXIT_PASS;
+	pid_t pid;
+
+	for (i = 0; i < 3; i++) {
+		fflush(stdout);
+		pid = fork();
+		if (pid == 0) {
+			if (i == 1)
+				setenv("OCDIR_FORCE_EMULATION", "1", 1);
+			if (i == 2) {
+				setenv("OCDIR_FORCE_EMULATION", "1", 1);
+				setenv("OCDIR_TEST_NO_NOREPLACE", "1", 1);
+			}
+			_exit(run_mode(i == 0 ? "default" : i == 1 ? "emulated" : "weak", dir));
+		}
+		if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status)) {
+			t_fail("api-child", "child died");
+			return T_EXIT_FAIL;
+		}
+		if (WEXITSTATUS(status) == T_EXIT_FAIL)
+			worst = T_EXIT_FAIL;
+	}
+	return worst;
+}
