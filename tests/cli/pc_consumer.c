@@ -18,7 +18,7 @@ int main(int argc, char **argv)
 	struct ocdir_how how = { .mode = 0755 };
 	const char *reason;
 	struct stat st;
-	int created = 0, fd;
+	int created = 0, fd, backend;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: pc_consumer DIR\n");
@@ -34,6 +34,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	close(fd);
-	printf("backend %d: %s\n", ocdir_backend(&reason), reason);
+	backend = ocdir_backend(&reason);
+	printf("%s: %s\n", backend == OCDIR_BACKEND_NATIVE ? "native" : "emulated",
+	       reason);
 	return 0;
 }
