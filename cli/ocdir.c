@@ -325,7 +325,7 @@ static int apply_attributes(int fd, const char *path, const struct options *o)
 		return -1;
 	}
 	if (o->have_mode && fchmod(fd, o->mode)) {
-		fprintf(stderr, PROG ": cannot set permissions of '%s': %s\n", path,
+		fprintf(stderr, PROG ": cannot change permissions of '%s': %s\n", path,
 			strerror(errno));
 		return -1;
 	}
