@@ -482,6 +482,172 @@ static int is_dot_or_dotdot(const char *s)
 	return !strcmp(s, ".") || !strcmp(s, "..");
 }
 
+/* One parent level of a -p operand, and whether this call created it. */
+struct level {
+	const char *name;	/* points into the parent path, not terminated */
+	size_t len;
+	int created;
+	dev_t dev;
+	ino_t ino;
+};
+
+/*
+ * Remove the parent levels this call created, deepest first, starting at
+ * `cur`, a descriptor to levels[last]. Each is removed through a descriptor
+ * to its actual parent ("cur/..") and only while the name there still
+ * refers to the inode this call created; rmdir refuses a non-empty one.
+ * Stops at the first level this call did not create. Consumes `cur`.
+ */
+static void remove_created_levels(int cur, const struct level *levels, size_t last)
+{
+	size_t i = last + 1;
+
+	while (i-- > 0 && levels[i].created) {
+		char name[NAME_MAX + 1];
+		struct stat self, there;
+		int parent;
+
+		if (levels[i].len > NAME_MAX || fstat(cur, &self) ||
+		    self.st_dev != levels[i].dev || self.st_ino != levels[i].ino)
+			break;
+		memcpy(name, levels[i].name, levels[i].len);
+		name[levels[i].len] = '\0';
+		parent = openat(cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (parent < 0)
+			break;
+		close(cur);
+		cur = parent;
+		if (fstatat(parent, name, &there, AT_SYMLINK_NOFOLLOW) ||
+		    there.st_dev != self.st_dev || there.st_ino != self.st_ino ||
+		    unlinkat(parent, name, AT_REMOVEDIR))
+			break;
+	}
+	close(cur);
+}
+
+static int has_dot_component(const char *p)
+{
+	while (*p) {
+		size_t n = strcspn(p, "/");
+
+		if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return 1;
+		p += n;
+		p += strspn(p, "/");
+	}
+	return 0;
+}
+
+/*
+ * -p with attributes: the parents are made one level at a time, each level
+ * resolved from rootfd under the caller's scoping (ocdir_mkpath of a longer
+ * prefix each time), so that this call knows which levels it created and
+ * can remove them again if a deeper level or the leaf fails. Paths with
+ * "." or ".." components are handed to ocdir_mkpath in one piece (parents
+ * it creates then stay, as with mkdir -p).
+ */
+static int create_with_parents(int rootfd, const char *path,
+			       const struct options *o, enum outcome *outcome)
+{
+	struct ocdir_how phow = { .mode = 0777, .resolve = o->resolve };
+	char leafbuf[NAME_MAX + 2], *parent = NULL, *prefix;
+	struct level *levels = NULL;
+	size_t nlevels = 0, off;
+	const char *leaf;
+	int pfd = -1, fd = -1, err, created;
+
+	if (strlen(path) >= PATH_MAX) {
+		create_error(path, ENAMETOOLONG);
+		return -1;
+	}
+	err = split_leaf(path, &parent, &leaf, leafbuf, sizeof(leafbuf));
+	if (err) {
+		create_error(path, -err);
+		return -1;
+	}
+	if (!*leaf || is_dot_or_dotdot(leaf)) {
+		/* "", "/", "a/.." name nothing that could be created. */
+		struct ocdir_how how = phow;
+
+		free(parent);
+		how.flags = o->exclusive ? O_EXCL : 0;
+		fd = ocdir_mkpath(rootfd, path, &how, sizeof(how), &created);
+		if (fd < 0) {
+			create_error(path, errno);
+			return -1;
+		}
+		*outcome = created ? OUT_CREATED : OUT_EXISTED;
+		return fd;
+	}
+	if (has_dot_component(parent) || !strcmp(parent, "/")) {
+		pfd = ocdir_mkpath(rootfd, parent, &phow, sizeof(phow), NULL);
+		if (pfd < 0)
+			goto fail_errno;
+		fd = create_prepared(pfd, leaf, rootfd, path, o, outcome);
+		close(pfd);
+		free(parent);
+		return fd;
+	}
+	levels = calloc(strlen(parent) / 2 + 2, sizeof(*levels));
+	prefix = strdup(parent);
+	if (!levels || !prefix) {
+		free(prefix);
+		errno = ENOMEM;
+		goto fail_errno;
+	}
+	off = strspn(parent, "/");
+	while (parent[off]) {
+		struct level *l = &levels[nlevels];
+		struct stat st;
+		int next;
+
+		l->name = parent + off;
+		l->len = strcspn(parent + off, "/");
+		off += l->len;
+		prefix[off] = '\0';
+		next = ocdir_mkpath(rootfd, prefix, &phow, sizeof(phow), &l->created);
+		prefix[off] = parent[off];
+		off += strspn(parent + off, "/");
+		if (next < 0) {
+			free(prefix);
+			goto fail_errno;
+		}
+		if (pfd >= 0)
+			close(pfd);
+		pfd = next;
+		nlevels++;
+		if (l->created) {
+			if (fstat(pfd, &st)) {
+				l->created = 0;
+			} else {
+				l->dev = st.st_dev;
+				l->ino = st.st_ino;
+			}
+		}
+	}
+	free(prefix);
+	fd = create_prepared(pfd, leaf, rootfd, path, o, outcome);
+	if (fd < 0) {
+		remove_created_levels(pfd, levels, nlevels - 1);
+		pfd = -1;
+	}
+	if (pfd >= 0)
+		close(pfd);
+	free(levels);
+	free(parent);
+	return fd;
+
+fail_errno:
+	create_error(path, errno);
+	if (pfd >= 0 && nlevels)
+		remove_created_levels(pfd, levels, nlevels - 1);
+	else if (pfd >= 0)
+		close(pfd);
+	free(levels);
+	free(parent);
+	return -1;
+}
+
 static int process(int rootfd, const char *path, const struct options *o)
 {
 	struct ocdir_how how = {
@@ -505,35 +671,7 @@ static int process(int rootfd, const char *path, const struct options *o)
 	} else if (!o->parents) {
 		fd = create_prepared(rootfd, path, rootfd, path, o, &outcome);
 	} else {
-		char leafbuf[NAME_MAX + 2], *parent = NULL;
-		const char *leaf;
-		struct ocdir_how phow = { .mode = 0777, .resolve = o->resolve };
-		int pfd, err;
-
-		err = split_leaf(path, &parent, &leaf, leafbuf, sizeof(leafbuf));
-		if (err) {
-			create_error(path, -err);
-			return -1;
-		}
-		if (!*leaf || is_dot_or_dotdot(leaf)) {
-			/* "", "/", "a/.." name nothing that could be created. */
-			free(parent);
-			fd = ocdir_mkpath(rootfd, path, &how, sizeof(how), &created);
-			if (fd < 0) {
-				create_error(path, errno);
-				return -1;
-			}
-			outcome = created ? OUT_CREATED : OUT_EXISTED;
-		} else {
-			pfd = ocdir_mkpath(rootfd, parent, &phow, sizeof(phow), NULL);
-			free(parent);
-			if (pfd < 0) {
-				create_error(path, errno);
-				return -1;
-			}
-			fd = create_prepared(pfd, leaf, rootfd, path, o, &outcome);
-			close(pfd);
-		}
+		fd = create_with_parents(rootfd, path, o, &outcome);
 	}
 	if (fd < 0)
 		return -1;
