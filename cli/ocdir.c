@@ -144,7 +144,7 @@ static int parse_symbolic_mode(const char *s, mode_t mode, mode_t umask_bits,
 			else if (*p == 'g')
 				who |= S_ISGID | S_IRWXG;
 			else if (*p == 'o')
-				who |= S_IRWXO;
+				who |= S_ISVTX | S_IRWXO;
 			else if (*p == 'a')
 				who |= MODE_BITS;
 			else
@@ -171,10 +171,10 @@ static int parse_symbolic_mode(const char *s, mode_t mode, mode_t umask_bits,
 						value |= S_IWUSR | S_IWGRP | S_IWOTH;
 					else if (*p == 'x' || *p == 'X')
 						value |= S_IXUSR | S_IXGRP | S_IXOTH;
-					else if (*p == 's')
-						value |= S_ISUID | S_ISGID,
+					else if (*p == 's') {
+						value |= S_ISUID | S_ISGID;
 						mentioned |= S_ISUID | S_ISGID;
-					else if (*p == 't')
+					} else if (*p == 't')
 						value |= S_ISVTX;
 					else
 						break;
