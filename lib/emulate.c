@@ -314,6 +314,11 @@ static int follow_last(int dirfd, int parentfd, const char *parent,
 	fd = oc_openat(parentfd, last, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
 	if (fd < 0)
 		return fd;
+	r = oc_may_follow(parentfd, fd);
+	if (r) {
+		close(fd);
+		return r;
+	}
 	n = readlinkat(fd, "", target, sizeof(target));
 	if (n < 0 || (size_t)n >= sizeof(target)) {
 		r = n < 0 ? -errno : -ENAMETOOLONG;

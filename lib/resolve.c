@@ -55,6 +55,32 @@ int oc_is_magic_link(int linkfd, const char *target)
 	return 1;
 }
 
+/*
+ * fs.protected_symlinks, which the kernel applies when it follows a link and
+ * the emulation must apply when it follows one by its text: in a sticky,
+ * world-writable directory only links owned by the follower or by the
+ * directory's owner are followed. An unreadable sysctl counts as on.
+ */
+int oc_may_follow(int dirfd, int linkfd)
+{
+	struct stat dir, link;
+	char c = '1';
+	int fd;
+
+	if (fstat(linkfd, &link) < 0 || fstat(dirfd, &dir) < 0)
+		return -errno;
+	if (link.st_uid == oc_fsuid() || !(dir.st_mode & S_ISVTX) ||
+	    !(dir.st_mode & S_IWOTH) || dir.st_uid == link.st_uid)
+		return 0;
+	fd = oc_openat(AT_FDCWD, "/proc/sys/fs/protected_symlinks", O_RDONLY | O_CLOEXEC, 0);
+	if (fd >= 0) {
+		if (read(fd, &c, 1) != 1)
+			c = '1';
+		close(fd);
+	}
+	return c == '0' ? 0 : -EACCES;
+}
+
 static int ident_of(int fd, struct ident *id)
 {
 	struct stat st;
@@ -234,6 +260,11 @@ static int walk_path(struct walk *w, const char *path, int nofollow_last)
 			if (w->resolve & OCDIR_RESOLVE_NO_SYMLINKS) {
 				close(fd);
 				r = -ELOOP;
+				goto out;
+			}
+			r = oc_may_follow(w->cur, fd);
+			if (r) {
+				close(fd);
 				goto out;
 			}
 			n = readlinkat(fd, "", target, sizeof(target));

@@ -8,7 +8,8 @@ TEST_LIBS   := $(BUILD)/libocdir.a -pthread
 TEST_PROGS  := $(BUILD)/tests/conformance \
 	       $(BUILD)/tests/lib-resolver \
 	       $(BUILD)/tests/lib-probe-threads \
-	       $(BUILD)/tests/lib-api
+	       $(BUILD)/tests/lib-api \
+	       $(BUILD)/tests/lib-attack
 
 .PHONY: tests-bin
 all: tests-bin

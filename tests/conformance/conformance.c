@@ -282,6 +282,18 @@ static int call_backend(struct run *r, int dirfd, const char *path,
 	return ocdir_openat2(dirfd, path, &how, sizeof(how), created);
 }
 
+static int protected_symlinks(void)
+{
+	FILE *f = fopen("/proc/sys/fs/protected_symlinks", "re");
+	int on = 0;
+
+	if (f) {
+		on = fgetc(f) == '1';
+		fclose(f);
+	}
+	return on;
+}
+
 static void run_case(struct run *r, const struct conf_case *c, int idx)
 {
 	char casedir[2100], path[4096], why[512], setup[1024], *save = NULL, *op;
@@ -296,6 +308,8 @@ static void run_case(struct run *r, const struct conf_case *c, int idx)
 		return t_skip(c->name, "non-root only (covered by the --user run)");
 	if ((c->need & NEED_ROOT_SETUP) && geteuid() != 0)
 		return t_skip(c->name, "setup needs root");
+	if ((c->need & NEED_PROT_LINKS) && !protected_symlinks())
+		return t_skip(c->name, "fs.protected_symlinks is off");
 	if ((c->need & NEED_MOUNT) && !r->mounts_ok)
 		return t_skip(c->name, "no private mount namespace (needs root)");
 
