@@ -181,7 +181,8 @@ int oc_mkdir_open(int dirfd, const char *name, mode_t mode, int oflags,
 	if (mkdirat(dirfd, name, mode) < 0)
 		return -errno;
 	oflags |= O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
-	if (geteuid() != 0 && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	/* Decided by the mode, not by euid 0: root may lack CAP_DAC_OVERRIDE. */
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    S_ISDIR(st.st_mode) && st.st_uid == oc_fsuid() &&
 	    (st.st_mode & need) != need) {
 		if (fchmodat(dirfd, name, (st.st_mode & 07777) | need, 0) == 0)

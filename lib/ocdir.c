@@ -140,7 +140,8 @@ OC_EXPORT int ocdir_openat2(int dirfd, const char *path,
 	r = oc_check_how(how, size, 1, &req);
 	if (r)
 		return oc_result(r);
-	r = oc_create_or_open(dirfd, path, &req, &made);
+	/* Without a created pointer the native backend needs only one call. */
+	r = oc_create_or_open(dirfd, path, &req, created ? &made : NULL);
 	if (r >= 0 && created)
 		*created = made;
 	return oc_result(r);

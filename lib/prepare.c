@@ -129,7 +129,7 @@ static int publish_rename(struct ocdir_prepared *p)
 		close(fd);
 		return -ENOENT;
 	}
-	if (geteuid() == 0 || (st.st_mode & S_IWUSR) || st.st_uid != oc_fsuid() ||
+	if ((st.st_mode & S_IWUSR) || st.st_uid != oc_fsuid() ||
 	    chmod(proc, (st.st_mode & 07777) | S_IWUSR) < 0) {
 		close(fd);
 		return oc_renameat2(p->stagefd, p->name, p->parentfd, p->name,
