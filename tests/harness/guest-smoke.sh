@@ -25,4 +25,6 @@ check "/mnt/9p is writable" touch /mnt/9p/smoke
 check "the working directory is writable" touch "$PWD/.vm-smoke" && rm -f "$PWD/.vm-smoke"
 check "the host's /usr is visible" test -x /usr/bin/env
 check "the host's root is read-only" bash -c '! touch /usr/.ocdir-smoke'
-"$(dirname "$0")/../../build/tests/creat_dir_probe" "$era" /tmp
+# The probe names the era; name the kernel too where they differ (debug).
+"$(dirname "$0")/../../build/tests/creat_dir_probe" "$era" /tmp |
+	sed "s/^\(PASS\|FAIL\|SKIP\): $era:/\1: $kernel (a $era kernel):/"
