@@ -31,6 +31,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -251,12 +252,91 @@ struct thread_arg {
 	struct worker *w;
 };
 
-static uint64_t now_ns(void)
+/*
+ * The clock. CLOCK_MONOTONIC where it has a fine resolution; where it does
+ * not (a guest kernel that found no usable clocksource runs on jiffies,
+ * 4 ms steps and a system call per read) the CPU's time-stamp counter,
+ * calibrated against CLOCK_MONOTONIC. Timestamps are in "ticks" of either;
+ * tick_ns converts. Ratios do not depend on the calibration.
+ */
+static int use_tsc;
+static double tick_ns = 1.0;
+
+static uint64_t mono_ns(void)
 {
 	struct timespec t;
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static inline uint64_t now_ticks(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	if (use_tsc)
+		return __builtin_ia32_rdtsc();
+#endif
+	return mono_ns();
+}
+
+/* Start and end on a step of CLOCK_MONOTONIC so that its coarseness cancels. */
+static void calibrate_tsc(double seconds)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	uint64_t m0, m1, m2, t1, t2;
+
+	m0 = mono_ns();
+	while ((m1 = mono_ns()) == m0)
+		;
+	t1 = __builtin_ia32_rdtsc();
+	while (mono_ns() - m1 < (uint64_t)(seconds * 1e9))
+		;
+	m0 = mono_ns();
+	while ((m2 = mono_ns()) == m0)
+		;
+	t2 = __builtin_ia32_rdtsc();
+	if (t2 > t1) {
+		use_tsc = 1;
+		tick_ns = (double)(m2 - m1) / (double)(t2 - t1);
+	}
+#else
+	(void)seconds;
+#endif
+}
+
+/*
+ * tsc_mhz > 0: the TSC's rate is known from outside (bench/run measures the
+ * host's, which is what QEMU TCG hands the guest): a guest clock that loses
+ * ticks under load would make a calibration against it wrong.
+ */
+static void choose_clock(int force_tsc, double tsc_mhz)
+{
+	struct timespec res = { 0, 0 };
+	int coarse = clock_getres(CLOCK_MONOTONIC, &res) == 0 &&
+		     (res.tv_sec || res.tv_nsec > 1000);
+
+	if (!force_tsc && !coarse) {
+		printf("# clock: CLOCK_MONOTONIC\n");
+		return;
+	}
+#if defined(__x86_64__) || defined(__i386__)
+	if (tsc_mhz > 0) {
+		use_tsc = 1;
+		tick_ns = 1e3 / tsc_mhz;
+		printf("# clock: CLOCK_MONOTONIC resolution %ld ns; using the TSC at %.1f MHz "
+		       "(given by --tsc-mhz)\n", res.tv_sec ? 999999999L : res.tv_nsec, tsc_mhz);
+		return;
+	}
+#endif
+	calibrate_tsc(1.0);
+	if (use_tsc) {
+		printf("# clock: CLOCK_MONOTONIC resolution %ld ns; using the TSC, "
+		       "%.1f MHz by a 1 s calibration against it (absolute times only as "
+		       "good as that clock, ratios unaffected)\n",
+		       res.tv_sec ? 999999999L : res.tv_nsec, 1e3 / tick_ns);
+		return;
+	}
+	printf("# clock: CLOCK_MONOTONIC (coarse)\n");
 }
 
 /* Untimed: close what operation i returned, remove what it created. */
@@ -297,13 +377,14 @@ static void *run_thread(void *arg)
 	 * the scheduler to wake it.
 	 */
 	__atomic_add_fetch(&b->arrived, 1, __ATOMIC_SEQ_CST);
-	while (__atomic_load_n(&b->arrived, __ATOMIC_SEQ_CST) < b->nthreads)
-		;
+	for (i = 0; __atomic_load_n(&b->arrived, __ATOMIC_SEQ_CST) < b->nthreads; i++)
+		if (i > 10000)	/* fewer CPUs than threads: let the other run */
+			sched_yield();
 	if (!r) {
-		w->ts[0] = now_ns();
+		w->ts[0] = now_ticks();
 		for (i = 0; i < w->nops; i++) {
 			r = v->op(w, i);
-			w->ts[i + 1] = now_ns();
+			w->ts[i + 1] = now_ticks();
 			if (r)
 				break;
 		}
@@ -498,9 +579,9 @@ static size_t window_rate(const uint64_t *shm, int nthreads, int nops, double *n
 		}
 	}
 	if (count)
-		*ns_per_op = (double)(hi - lo) / (double)count;
+		*ns_per_op = (double)(hi - lo) * tick_ns / (double)count;
 	else
-		*ns_per_op = (double)(last - first) / (double)(nthreads * nops);
+		*ns_per_op = (double)(last - first) * tick_ns / (double)(nthreads * nops);
 	return count;
 }
 
@@ -552,7 +633,7 @@ static int run_batch(const struct variant *v, const struct config *cf,
 		uint64_t *ts = shm + (size_t)t * (size_t)(o->nops + 1);
 
 		for (i = 0; i < o->nops; i++)
-			c->lat[c->nlat++] = ts[i + 1] - ts[i];
+			c->lat[c->nlat++] = (uint64_t)((double)(ts[i + 1] - ts[i]) * tick_ns);
 	}
 	c->ns_per_op[c->nreps++] = ns_per_op;
 	return 0;
@@ -762,13 +843,13 @@ static int bench_dir(const char *dir, const struct opts *o, uint64_t *shm)
 
 static uint64_t clock_cost_ns(void)
 {
-	uint64_t t0 = now_ns(), t1;
+	uint64_t t0 = now_ticks(), t1;
 	int i;
 
 	for (i = 0; i < 100000; i++)
-		(void)now_ns();
-	t1 = now_ns();
-	return (t1 - t0) / 100000;
+		(void)now_ticks();
+	t1 = now_ticks();
+	return (uint64_t)((double)(t1 - t0) * tick_ns / 100000);
 }
 
 /*
@@ -811,11 +892,14 @@ static void print_backend(void)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: ocdir_bench [--smoke] [--csv FILE] [--label FS] [--ops N] [--reps N] DIR...\n"
+		"usage: ocdir_bench [--smoke] [--csv FILE] [--label FS] [--tsc] [--tsc-mhz F] [--ops N] [--reps N] DIR...\n"
 		"       ocdir_bench --list\n"
 		"  --smoke     a few thousand operations, to check that the benchmark works\n"
 		"  --csv FILE  write the CSV rows to FILE (default: stdout, after \"# csv\")\n"
 		"  --label FS  the fs column (default: from statfs of DIR)\n"
+		"  --tsc       time with the TSC even where CLOCK_MONOTONIC is fine\n"
+		"  --tsc-mhz F the TSC's rate, where CLOCK_MONOTONIC is coarse (else calibrated)\n"
+		"  --measure-tsc  print the TSC's rate in MHz (1 s against CLOCK_MONOTONIC)\n"
 		"  --ops N     timed operations per thread per batch (default 400)\n"
 		"  --reps N    repetitions, medians taken over them (default 7, max %d)\n",
 		MAX_REPS);
@@ -828,7 +912,8 @@ int main(int argc, char **argv)
 	struct rlimit rl;
 	uint64_t *shm;
 	size_t v;
-	int i, rc = 0;
+	int i, rc = 0, force_tsc = 0;
+	double tsc_mhz = 0;
 
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "--smoke")) {
@@ -836,6 +921,14 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--list")) {
 			for (v = 0; v < NVARIANTS; v++)
 				printf("%-28s %s\n", variants[v].name, variants[v].timed);
+			return 0;
+		} else if (!strcmp(argv[i], "--tsc")) {
+			force_tsc = 1;
+		} else if (!strcmp(argv[i], "--tsc-mhz") && i + 1 < argc) {
+			tsc_mhz = atof(argv[++i]);
+		} else if (!strcmp(argv[i], "--measure-tsc")) {
+			calibrate_tsc(1.0);
+			printf("%.1f\n", use_tsc ? 1e3 / tick_ns : 0.0);
 			return 0;
 		} else if (!strcmp(argv[i], "--csv") && i + 1 < argc) {
 			o.csv = argv[++i];
@@ -880,6 +973,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	print_backend();
+	choose_clock(force_tsc, tsc_mhz);
 	printf("# %s: %d timed ops per thread per batch, %d repetitions (medians)%s, "
 	       "%d warm-up ops per batch; clock read %" PRIu64 " ns (in every latency)\n",
 	       o.smoke ? "smoke mode" : "full mode", o.nops, o.reps,
