@@ -5,6 +5,7 @@
 #   make check      every test, on the host and in the QEMU guests (README)
 #   make deps       install the Debian packages the above need
 #   make kernels    build (or find cached) the four test kernels
+#   make check-series  checkpatch --strict and a build after every patch
 #   make V=1 ...    show the commands;  make SAN=1 ...  ASan+UBSan build
 #
 # Each folder adds its own rules in a *.mk file included below; outputs go to
@@ -25,7 +26,7 @@ export CC
 
 KERNELS := patched stock legacy debug
 
-.PHONY: all deps kernels check run clean
+.PHONY: all deps kernels check check-series run clean
 all:
 
 deps:
@@ -46,6 +47,9 @@ check: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory kernels
 	$(Q)tests/run
+
+check-series: deps
+	$(Q)kernel/check-series
 
 run: deps
 	$(Q)$(MAKE) --no-print-directory all
