@@ -50,6 +50,14 @@ extern "C" {
 
 /* Do not set O_CLOEXEC on the returned descriptor (it is set by default). */
 #define OCDIR_NO_CLOEXEC		(1ULL << 0)
+/*
+ * Emulation only (no effect on the native backend): create with mkdirat +
+ * openat(O_NOFOLLOW) and identity checks instead of the staging directory.
+ * Several times cheaper, but the new directory is visible before it is
+ * opened and a swap between the two calls to another directory owned by the
+ * caller is not detected (docs/library.md, "Feature table").
+ */
+#define OCDIR_FAST_EMULATION		(1ULL << 1)
 
 /*
  * Arguments of the extended calls, laid out like struct open_how.
@@ -66,7 +74,7 @@ extern "C" {
  *          EINVAL (as openat2(2)).
  * resolve: OCDIR_RESOLVE_* flags; unknown bits or BENEATH together with
  *          IN_ROOT give EINVAL.
- * options: OCDIR_NO_CLOEXEC; unknown bits give EINVAL.
+ * options: OCDIR_NO_CLOEXEC, OCDIR_FAST_EMULATION; unknown bits give EINVAL.
  *
  * Pass sizeof(struct ocdir_how) as `size`; later versions only append fields
  * and accept an older, shorter size. A larger size than the library knows is

@@ -236,6 +236,8 @@ static int create_staged(int parentfd, const char *last, const struct oc_req *re
 	int stagefd, fd, r;
 	mode_t lent;
 
+	if (req->fast)
+		return create_weak(parentfd, last, req, oflags);
 	r = oc_stage_create(parentfd, &stagefd, stagename, sizeof(stagename));
 	if (r)
 		return r;

@@ -33,6 +33,7 @@ struct oc_req {
 	mode_t mode;		/* already reduced to 0777 | S_ISVTX */
 	uint64_t resolve;	/* OCDIR_RESOLVE_* */
 	int cloexec;		/* O_CLOEXEC or 0 */
+	int fast;		/* OCDIR_FAST_EMULATION */
 };
 
 /* lib/syscall.c: raw system calls */

@@ -55,7 +55,7 @@ int oc_check_how(const struct ocdir_how *how, size_t size, int openat2_style,
 		return -EINVAL;
 	if (openat2_style && (how->mode & ~(uint64_t)07777))
 		return -EINVAL;
-	if (how->options & ~OCDIR_NO_CLOEXEC)
+	if (how->options & ~(OCDIR_NO_CLOEXEC | OCDIR_FAST_EMULATION))
 		return -EINVAL;
 	/* O_PATH never creates (openat2 rejects O_PATH|O_CREAT). */
 	if (flags & O_PATH)
@@ -69,6 +69,7 @@ int oc_check_how(const struct ocdir_how *how, size_t size, int openat2_style,
 	req->flags = (int)(flags & ~(uint64_t)(O_CREAT | O_DIRECTORY | O_CLOEXEC));
 	req->mode = (mode_t)(how->mode & (S_IRWXU | S_IRWXG | S_IRWXO | S_ISVTX));
 	req->resolve = how->resolve;
+	req->fast = !!(how->options & OCDIR_FAST_EMULATION);
 	if (how->options & OCDIR_NO_CLOEXEC)
 		req->cloexec = (int)(flags & O_CLOEXEC);
 	else

@@ -86,7 +86,7 @@ static void test_how_checks(int dfd)
 	T_CHECK(N("null-path-efault"), fd < 0 && errno == EFAULT, "errno %s", t_errname(errno));
 	fd = ocdir_openat2(dfd, "h4", NULL, sizeof(how), NULL);
 	T_CHECK(N("null-how-efault"), fd < 0 && errno == EFAULT, "errno %s", t_errname(errno));
-	how.options = 2;
+	how.options = 4;
 	fd = ocdir_openat2(dfd, "h5", &how, sizeof(how), NULL);
 	T_CHECK(N("unknown-option-einval"), fd < 0 && errno == EINVAL && !exists(dfd, "h5"),
 		"errno %s", t_errname(errno));
@@ -118,6 +118,25 @@ static void test_cloexec(int dfd)
 	T_CHECK(N("cloexec-default"), fd >= 0 && (fcntl(fd, F_GETFD) & FD_CLOEXEC), "fd %d", fd);
 	if (fd >= 0)
 		close(fd);
+}
+
+static void test_fast(int dfd)
+{
+	struct ocdir_how how = { .mode = 0700, .options = OCDIR_FAST_EMULATION };
+	int fd, made = -1;
+
+	fd = ocdir_openat2(dfd, "fast", &how, sizeof(how), &made);
+	T_CHECK(N("fast-emulation-creates"), fd >= 0 && made == 1 && same_inode(fd, dfd, "fast") &&
+		!stage_left(dfd), "fd %d made %d", fd, made);
+	if (fd >= 0)
+		close(fd);
+	fd = ocdir_openat2(dfd, "fast", &how, sizeof(how), &made);
+	T_CHECK(N("fast-emulation-opens"), fd >= 0 && made == 0, "fd %d made %d", fd, made);
+	if (fd >= 0)
+		close(fd);
+	how.flags = O_EXCL;
+	fd = ocdir_openat2(dfd, "fast", &how, sizeof(how), &made);
+	T_CHECK(N("fast-emulation-excl"), fd < 0 && errno == EEXIST, "fd %d", fd);
 }
 
 static void test_mkpath(int dfd)
@@ -375,6 +394,7 @@ static int run_mode(const char *name, const char *dir)
 	fds = t_count_fds();
 	test_how_checks(dfd);
 	test_cloexec(dfd);
+	test_fast(dfd);
 	test_mkpath(dfd);
 	test_prepare(dfd);
 	test_race(dfd, 0);
