@@ -41,6 +41,8 @@ kernels: deps
 include tests/harness/harness.mk
 include vm/vm.mk
 -include tests/tests.mk
+-include tests/race/race.mk
+-include tests/fuzz/fuzz.mk
 -include bench/bench.mk
 
 check: deps

@@ -1,0 +1,790 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/race/race.c - race torture: an attacker running as another uid
+ * swaps the name a victim is creating, for a bounded number of rounds, and
+ * we count how often the victim's changes land somewhere they should not.
+ *
+ *   race [-a shared|sticky|both] [-v VARIANT,...] [-n ROUNDS] [-t SECONDS]
+ *        [-d DIR] [-u ATTACKER_UID] [-m MOVES] [-w SPINS] [-e ESCAPES] [-q]
+ *
+ * The victim runs as root, the most powerful victim: every fchmod, fchown
+ * and fsetxattr it makes succeeds, on whatever its descriptor refers to.
+ * Each round it creates DIR/.../arena/target and, believing it created it,
+ * sets mode 0710, owner 4242:4242 and the xattr user.ocdir.race through
+ * what it got. Meanwhile the attacker (uid 65534 by default) works on the
+ * arena in a tight loop. Two arenas:
+ *
+ *   shared  mode 0777, not sticky. The attacker can rename and remove the
+ *           victim's entries: it swaps "target" with its own directory,
+ *           with its symlink to the bait file, with an old directory of the
+ *           victim's (renameat2 RENAME_EXCHANGE, each swap undone at once),
+ *           removes "target" and puts a symlink there, or plants its own
+ *           directory at the name. The victim changes only what it
+ *           believes it created (mkdir said 0, O_EXCL succeeded, or the
+ *           library said created=1).
+ *   sticky  mode 1777. The attacker cannot touch the victim's entries but
+ *           can plant its directory or a symlink at the name first. The
+ *           victim behaves like "mkdir -p; chown": it changes whatever
+ *           directory it got, since an existing one is acceptable to it.
+ *
+ * After each round the attacker is paused (between two of its moves, so
+ * every swap is undone) and the bait file (outside the arena) and the
+ * attacker's directory are checked, through descriptors held since setup,
+ * for the victim's mode, owner or xattr: an "escape". A "wrong report" is
+ * created=1 for anything but a new directory owned by the victim (the
+ * attacker's directory and the old victim directory are known by inode).
+ *
+ * Variants: naive (mkdir + open by path + fchmod), mkdirat (mkdirat +
+ * openat O_NOFOLLOW|O_DIRECTORY), native (openat O_CREAT|O_DIRECTORY, only
+ * where the probe finds it), lib-native, lib-emulated (staging directory),
+ * lib-resolver (emulated, RESOLVE_BENEATH through the userspace resolver),
+ * lib-native-beneath (native through openat2 RESOLVE_BENEATH), lib-weak
+ * (emulated where RENAME_NOREPLACE is refused), lib-fast (emulated with
+ * OCDIR_FAST_EMULATION: the same mkdirat+openat path). Each variant runs
+ * in its own process, since libocdir reads its environment once.
+ *
+ * Result lines (tests/helpers.h protocol): naive PASSes when it shows
+ * escapes (the test can see them), every libocdir variant and native PASS
+ * with 0 escapes, 0 wrong reports and nothing left in the arena, except
+ * lib-weak and lib-fast: their documented guarantee does not cover a swap
+ * to another directory owned by the caller, so their wrong reports are
+ * shown but only escapes fail. mkdirat is measured only ("# " lines). Every variant also prints
+ *   # RESULT arena=A variant=V fs=F rounds=N escapes=E wrong=W leftovers=L seconds=S
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <grp.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <time.h>
+
+#include "ocdir.h"
+#include "../helpers.h"
+
+#define TARGET		"target"
+#define ATK_DIR		"atk-dir"
+#define ATK_LINK	"atk-link"
+#define OLD_DIR		"old-dir"
+#define XATTR_NAME	"user.ocdir.race"
+#define VICTIM_MODE	0710
+#define VICTIM_OWNER	4242
+
+enum arena_kind { ARENA_SHARED, ARENA_STICKY };
+enum how_call { CALL_NAIVE, CALL_MKDIRAT, CALL_NATIVE, CALL_LIB };
+/*
+ * EXPECT_NO_ESCAPE: the documented weaker guarantee of the mkdirat+openat
+ * emulation (docs/library.md, feature table): a swap to another directory
+ * owned by the caller goes undetected, so wrong reports are counted and
+ * shown but only escapes fail.
+ */
+enum expect { EXPECT_ESCAPES, EXPECT_SAFE, EXPECT_NO_ESCAPE, EXPECT_MEASURE };
+
+struct variant {
+	const char *name;
+	enum how_call call;
+	enum expect expect;
+	const char *env[3];	/* NAME=VALUE set before the first library call */
+	uint64_t resolve;
+	uint64_t options;	/* ocdir_how.options */
+	int need_native;	/* the kernel (or the library) must be native */
+};
+
+static const struct variant variants[] = {
+	{ "naive", CALL_NAIVE, EXPECT_ESCAPES, { NULL }, 0, 0, 0 },
+	{ "mkdirat", CALL_MKDIRAT, EXPECT_MEASURE, { NULL }, 0, 0, 0 },
+	{ "native", CALL_NATIVE, EXPECT_SAFE, { NULL }, 0, 0, 1 },
+	{ "lib-native", CALL_LIB, EXPECT_SAFE, { NULL }, 0, 0, 1 },
+	{ "lib-native-beneath", CALL_LIB, EXPECT_SAFE, { NULL },
+	  OCDIR_RESOLVE_BENEATH, 0, 1 },
+	{ "lib-emulated", CALL_LIB, EXPECT_SAFE,
+	  { "OCDIR_FORCE_EMULATION=1", NULL }, 0, 0, 0 },
+	{ "lib-resolver", CALL_LIB, EXPECT_SAFE,
+	  { "OCDIR_FORCE_EMULATION=1", "OCDIR_FORCE_RESOLVER=1", NULL },
+	  OCDIR_RESOLVE_BENEATH, 0, 0 },
+	{ "lib-weak", CALL_LIB, EXPECT_NO_ESCAPE,
+	  { "OCDIR_FORCE_EMULATION=1", "OCDIR_TEST_NO_NOREPLACE=1", NULL }, 0, 0, 0 },
+	{ "lib-fast", CALL_LIB, EXPECT_NO_ESCAPE,
+	  { "OCDIR_FORCE_EMULATION=1", NULL }, 0, OCDIR_FAST_EMULATION, 0 },
+};
+#define N_VARIANTS (sizeof(variants) / sizeof(variants[0]))
+
+/* The pause protocol: gen even = attacker runs, odd = pause, QUIT = exit. */
+#define GEN_QUIT (~0U)
+struct shared {
+	_Atomic unsigned int gen;	/* futex words are 32 bits */
+	_Atomic unsigned int ack;
+	_Atomic unsigned long moves;	/* attacker moves that changed something */
+};
+
+struct arena {
+	enum arena_kind kind;
+	char base[1024];
+	char arena[1040];
+	char bait[1040];
+	char target[1060];		/* absolute, for the naive victim */
+	int basefd, arenafd;
+	int baitfd, atkfd, oldfd;	/* held: identity survives renames */
+	struct stat bait_st, atk_st, old_st;
+	int xattrs;			/* user.* xattrs work on this fs */
+	char fsname[16];
+};
+
+struct result {
+	unsigned long rounds, escapes, wrong, leftovers, errors, moves, created;
+	int broken;			/* the arena could not be reset */
+	double seconds;
+	char note[160];
+};
+
+static struct {
+	enum arena_kind kinds[2];
+	int nkinds;
+	const char *only;
+	unsigned long rounds;
+	double seconds;
+	const char *dir;
+	uid_t attacker;
+	unsigned long burst;		/* attacker moves per round at most */
+	unsigned long dwell;		/* spins a swapped state is kept */
+	unsigned long enough;		/* naive: stop after this many escapes */
+	int quiet;
+} opt = { .rounds = 5000, .seconds = 20, .attacker = 65534, .burst = 200,
+	  .dwell = 20000 };
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void futex_wait(_Atomic unsigned int *p, unsigned int v)
+{
+	syscall(SYS_futex, p, FUTEX_WAIT, v, NULL, NULL, 0);
+}
+
+static void publish(_Atomic unsigned int *p, unsigned int v)
+{
+	atomic_store_explicit(p, v, memory_order_release);
+	syscall(SYS_futex, p, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+/*
+ * Spin a little (the other side is usually on the other CPU and answers
+ * within microseconds), then sleep on the futex: sched_yield() on a loaded
+ * machine hands the CPU to anyone else for a whole slice.
+ */
+static void wait_while_eq(_Atomic unsigned int *p, unsigned int v)
+{
+	unsigned int n = 0;
+
+	while (atomic_load_explicit(p, memory_order_acquire) == v)
+		if (++n > 2000)
+			futex_wait(p, v);
+}
+
+static void wait_until_eq(_Atomic unsigned int *p, unsigned int v)
+{
+	unsigned int n = 0, cur;
+
+	while ((cur = atomic_load_explicit(p, memory_order_acquire)) != v)
+		if (++n > 2000)
+			futex_wait(p, cur);
+}
+
+static int xchg(int d, const char *a, const char *b)
+{
+	return renameat2(d, a, d, b, RENAME_EXCHANGE);
+}
+
+/*
+ * Keep a swapped state for a while (as long as an attacker likes), but
+ * give way at once when the victim pauses the round.
+ */
+static void dwell(struct shared *sh, unsigned int g)
+{
+	unsigned long n;
+
+	for (n = 0; n < opt.dwell; n++)
+		if (atomic_load_explicit(&sh->gen, memory_order_relaxed) != g)
+			break;
+}
+
+/*
+ * One attacker move. Each move either fails at its first step or undoes
+ * itself before the pause is acknowledged, so that at a pause every
+ * attacker object is back at its own name.
+ */
+static int attack_move(const struct arena *a, struct shared *sh, unsigned int g)
+{
+	unsigned int i = g / 2;
+	int d = a->arenafd;
+
+	if (a->kind == ARENA_SHARED) {
+		switch (i % 5) {
+		case 0:	/* the victim opens the attacker's directory */
+			if (xchg(d, TARGET, ATK_DIR))
+				return 0;
+			dwell(sh, g);
+			xchg(d, TARGET, ATK_DIR);
+			return 1;
+		case 1:	/* ... or a symlink to the bait */
+			if (xchg(d, TARGET, ATK_LINK))
+				return 0;
+			dwell(sh, g);
+			xchg(d, TARGET, ATK_LINK);
+			return 1;
+		case 2:	/* ... or an old directory of its own */
+			if (xchg(d, TARGET, OLD_DIR))
+				return 0;
+			dwell(sh, g);
+			xchg(d, TARGET, OLD_DIR);
+			return 1;
+		case 3:	/* remove the new directory, leave a symlink */
+			if (unlinkat(d, TARGET, AT_REMOVEDIR))
+				return 0;
+			if (symlinkat(a->bait, d, TARGET) == 0) {
+				dwell(sh, g);
+				unlinkat(d, TARGET, 0);
+			}
+			return 1;
+		default: /* be there first */
+			if (renameat2(d, ATK_DIR, d, TARGET, RENAME_NOREPLACE))
+				return 0;
+			dwell(sh, g);
+			renameat2(d, TARGET, d, ATK_DIR, RENAME_NOREPLACE);
+			return 1;
+		}
+	}
+	switch (i % 3) {
+	case 0:
+		if (renameat2(d, ATK_DIR, d, TARGET, RENAME_NOREPLACE))
+			return 0;
+		dwell(sh, g);
+		renameat2(d, TARGET, d, ATK_DIR, RENAME_NOREPLACE);
+		return 1;
+	case 1:
+		if (renameat2(d, ATK_LINK, d, TARGET, RENAME_NOREPLACE))
+			return 0;
+		dwell(sh, g);
+		renameat2(d, TARGET, d, ATK_LINK, RENAME_NOREPLACE);
+		return 1;
+	default:
+		if (symlinkat(a->bait, d, TARGET))
+			return 0;
+		dwell(sh, g);
+		unlinkat(d, TARGET, 0);
+		return 1;
+	}
+}
+
+static void attacker(const struct arena *a, struct shared *sh)
+{
+	unsigned long moves = 0, burst = 0;
+	unsigned int g;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (setgroups(0, NULL) || setresgid(opt.attacker, opt.attacker, opt.attacker) ||
+	    setresuid(opt.attacker, opt.attacker, opt.attacker))
+		_exit(2);
+	for (;;) {
+		g = atomic_load_explicit(&sh->gen, memory_order_acquire);
+		if (g == GEN_QUIT)
+			break;
+		/*
+		 * A bounded burst per round: on a shared core an endless burst
+		 * would keep the victim off the CPU for a whole time slice.
+		 * One kind of move per round, repeated: a round is short.
+		 */
+		if (!(g & 1) && burst < opt.burst) {
+			moves += attack_move(a, sh, g);
+			burst++;
+		}
+		if (atomic_load_explicit(&sh->ack, memory_order_relaxed) != g) {
+			/* Paused, or running and hot: the victim waits for this. */
+			atomic_store_explicit(&sh->moves, moves, memory_order_relaxed);
+			publish(&sh->ack, g);
+		}
+		if ((g & 1) || burst >= opt.burst) {
+			wait_while_eq(&sh->gen, g);
+			burst = 0;
+		}
+	}
+	_exit(0);
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP)
+		return rmdir(path) ? 0 : 0;
+	return unlink(path) ? 0 : 0;
+}
+
+static void rm_tree(const char *path)
+{
+	nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static const char *fs_name(int fd, char *buf, size_t size)
+{
+	struct statfs sfs;
+
+	if (fstatfs(fd, &sfs))
+		return "?";
+	switch ((unsigned long)sfs.f_type) {
+	case 0x01021994: return "tmpfs";
+	case 0xEF53: return "ext4";
+	case 0x01021997: return "9p";
+	case 0x58465342: return "xfs";
+	case 0x9123683E: return "btrfs";
+	}
+	snprintf(buf, size, "0x%lx", (unsigned long)sfs.f_type);
+	return buf;
+}
+
+static int setup(struct arena *a, enum arena_kind kind)
+{
+	char buf[16];
+	int fd;
+
+	memset(a, 0, sizeof(*a));
+	a->kind = kind;
+	snprintf(a->base, sizeof(a->base), "%s/ocdir-race.XXXXXX", opt.dir);
+	if (!mkdtemp(a->base) || chmod(a->base, 0755))
+		return -errno;
+	snprintf(a->arena, sizeof(a->arena), "%s/arena", a->base);
+	snprintf(a->bait, sizeof(a->bait), "%s/bait", a->base);
+	snprintf(a->target, sizeof(a->target), "%s/" TARGET, a->arena);
+	if (mkdir(a->arena, 0700) || chmod(a->arena, kind == ARENA_STICKY ? 01777 : 0777))
+		return -errno;
+	fd = open(a->bait, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+	if (fd < 0 || write(fd, "secret\n", 7) != 7 || close(fd))
+		return -errno;
+	a->basefd = open(a->base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	a->arenafd = open(a->arena, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (a->basefd < 0 || a->arenafd < 0)
+		return -errno;
+	/* The attacker's objects, as if it had made them itself. */
+	if (mkdirat(a->arenafd, ATK_DIR, 0755) ||
+	    fchownat(a->arenafd, ATK_DIR, opt.attacker, opt.attacker, 0) ||
+	    symlinkat(a->bait, a->arenafd, ATK_LINK) ||
+	    fchownat(a->arenafd, ATK_LINK, opt.attacker, opt.attacker, AT_SYMLINK_NOFOLLOW) ||
+	    mkdirat(a->arenafd, OLD_DIR, 0700))
+		return -errno;
+	a->baitfd = open(a->bait, O_RDONLY | O_CLOEXEC);
+	a->atkfd = openat(a->arenafd, ATK_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	a->oldfd = openat(a->arenafd, OLD_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (a->baitfd < 0 || a->atkfd < 0 || a->oldfd < 0 ||
+	    fstat(a->baitfd, &a->bait_st) || fstat(a->atkfd, &a->atk_st) ||
+	    fstat(a->oldfd, &a->old_st))
+		return -errno;
+	a->xattrs = fsetxattr(a->oldfd, "user.ocdir.probe", "1", 1, 0) == 0;
+	if (a->xattrs)
+		fremovexattr(a->oldfd, "user.ocdir.probe");
+	snprintf(a->fsname, sizeof(a->fsname), "%s", fs_name(a->arenafd, buf, sizeof(buf)));
+	return 0;
+}
+
+static void teardown(struct arena *a)
+{
+	close(a->baitfd);
+	close(a->atkfd);
+	close(a->oldfd);
+	close(a->arenafd);
+	close(a->basefd);
+	rm_tree(a->base);
+}
+
+/* Did the victim's change land on this object? Put it back if so. */
+static int tampered(const struct arena *a, int fd, const struct stat *orig)
+{
+	struct stat st;
+	int bad = 0;
+
+	if (fstat(fd, &st))
+		return 1;
+	if ((st.st_mode & 07777) != (orig->st_mode & 07777) ||
+	    st.st_uid != orig->st_uid || st.st_gid != orig->st_gid)
+		bad = 1;
+	if (a->xattrs && fgetxattr(fd, XATTR_NAME, NULL, 0) >= 0) {
+		bad = 1;
+		fremovexattr(fd, XATTR_NAME);
+	}
+	if (bad) {
+		fchown(fd, orig->st_uid, orig->st_gid);
+		fchmod(fd, orig->st_mode & 07777);
+	}
+	return bad;
+}
+
+static int victim_call(const struct variant *v, const struct arena *a, int *created)
+{
+	int ensure = a->kind == ARENA_STICKY;	/* an existing directory is fine */
+	struct ocdir_how how;
+	int fd, r;
+
+	*created = 0;
+	switch (v->call) {
+	case CALL_NAIVE:
+		r = mkdir(a->target, 0700);
+		if (r && !(ensure && errno == EEXIST))
+			return -errno;
+		*created = r == 0;
+		fd = open(a->target, O_RDONLY | O_CLOEXEC);
+		return fd < 0 ? -errno : fd;
+	case CALL_MKDIRAT:
+		r = mkdirat(a->arenafd, TARGET, 0700);
+		if (r && !(ensure && errno == EEXIST))
+			return -errno;
+		*created = r == 0;
+		fd = openat(a->arenafd, TARGET,
+			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		return fd < 0 ? -errno : fd;
+	case CALL_NATIVE:
+		/* O_EXCL is how a raw caller knows it created the directory. */
+		fd = openat(a->arenafd, TARGET, O_CREAT | O_DIRECTORY | O_NOFOLLOW |
+			    O_CLOEXEC | (ensure ? 0 : O_EXCL), 0700);
+		if (fd < 0)
+			return -errno;
+		*created = ensure ? -1 : 1;
+		return fd;
+	case CALL_LIB:
+		how = (struct ocdir_how){ .flags = O_NOFOLLOW, .mode = 0700,
+					  .resolve = v->resolve, .options = v->options };
+		fd = ocdir_openat2(a->arenafd, TARGET, &how, sizeof(how), created);
+		return fd < 0 ? -errno : fd;
+	}
+	return -EINVAL;
+}
+
+/* What a created=1 must mean: a new directory of the victim's. */
+static int is_new_own_dir(const struct arena *a, int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) || !S_ISDIR(st.st_mode) || st.st_uid != 0)
+		return 0;
+	if (st.st_dev != a->old_st.st_dev)
+		return 0;
+	return st.st_ino != a->old_st.st_ino && st.st_ino != a->atk_st.st_ino;
+}
+
+/* Back to the state of setup: nothing at "target", nothing else new. */
+static int cleanup_round(const struct arena *a, int scan, struct result *res)
+{
+	char path[1400];
+	struct dirent *de;
+	struct stat st;
+	DIR *dir;
+	int fd;
+
+	/*
+	 * A victim that chowned the attacker's directory (an escape) took it
+	 * away from the attacker, which then cannot move it back out of a
+	 * sticky arena; do it for the attacker.
+	 */
+	if (fstatat(a->arenafd, TARGET, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    st.st_ino == a->atk_st.st_ino && st.st_dev == a->atk_st.st_dev)
+		renameat2(a->arenafd, TARGET, a->arenafd, ATK_DIR, RENAME_NOREPLACE);
+	if (fstatat(a->arenafd, TARGET, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (!S_ISDIR(st.st_mode) || st.st_ino == a->atk_st.st_ino ||
+		    st.st_ino == a->old_st.st_ino) {
+			snprintf(res->note, sizeof(res->note),
+				 "attacker object left at the target name (test bug)");
+			return -1;
+		}
+		if (unlinkat(a->arenafd, TARGET, AT_REMOVEDIR)) {
+			snprintf(res->note, sizeof(res->note),
+				 "cannot remove the victim's directory: %s", strerror(errno));
+			return -1;
+		}
+	}
+	if (!scan)
+		return 0;
+	fd = openat(a->arenafd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dir = fd < 0 ? NULL : fdopendir(fd);
+	if (!dir)
+		return -1;
+	while ((de = readdir(dir))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    !strcmp(de->d_name, ATK_DIR) || !strcmp(de->d_name, ATK_LINK) ||
+		    !strcmp(de->d_name, OLD_DIR))
+			continue;
+		res->leftovers++;
+		if (!opt.quiet)
+			printf("# leftover in the arena: %s\n", de->d_name);
+		snprintf(path, sizeof(path), "%s/%s", a->arena, de->d_name);
+		rm_tree(path);
+	}
+	closedir(dir);
+	return 0;
+}
+
+static void run_variant(const struct variant *v, struct arena *a, struct shared *sh,
+			struct result *res)
+{
+	unsigned long r;
+	double start = now();
+	int fd, created, wrong;
+
+	for (r = 0; r < opt.rounds; r++) {
+		if ((r & 63) == 0 && now() - start > opt.seconds)
+			break;
+		if (opt.enough && v->expect == EXPECT_ESCAPES && res->escapes >= opt.enough)
+			break;
+		/* The attacker is in its loop when the victim starts, as it
+		 * would be in real life; no delay is added to the victim. */
+		publish(&sh->gen, 2 * r + 2);
+		wait_until_eq(&sh->ack, 2 * r + 2);
+		fd = victim_call(v, a, &created);
+		wrong = 0;
+		if (fd >= 0) {
+			if (created == 1) {
+				res->created++;
+				wrong = !is_new_own_dir(a, fd);
+			}
+			if (created == 1 || (a->kind == ARENA_STICKY)) {
+				fchmod(fd, VICTIM_MODE);
+				fchown(fd, VICTIM_OWNER, VICTIM_OWNER);
+				if (a->xattrs)
+					fsetxattr(fd, XATTR_NAME, "victim", 6, 0);
+			}
+			close(fd);
+		} else if (fd != -EEXIST && fd != -ENOENT && fd != -ENOTDIR &&
+			   fd != -EACCES && fd != -ELOOP && fd != -EAGAIN) {
+			res->errors++;
+			if (res->errors < 4 && !opt.quiet)
+				printf("# %s: unexpected %s\n", v->name, t_errname(-fd));
+		}
+		publish(&sh->gen, 2 * r + 3);
+		wait_until_eq(&sh->ack, 2 * r + 3);
+		res->wrong += wrong;
+		if (tampered(a, a->baitfd, &a->bait_st) |
+		    tampered(a, a->atkfd, &a->atk_st))
+			res->escapes++;
+		if (cleanup_round(a, (r & 1023) == 1023, res)) {
+			res->broken = 1;
+			r++;
+			break;
+		}
+	}
+	if (!res->broken && cleanup_round(a, 1, res))
+		res->broken = 1;
+	res->rounds = r;
+	res->moves = atomic_load(&sh->moves);
+	res->seconds = now() - start;
+}
+
+static int native_available(const struct arena *a)
+{
+	int fd = openat(a->arenafd, ".", O_CREAT | O_DIRECTORY | O_RDONLY | O_CLOEXEC, 0);
+
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
+}
+
+/* In a child of its own: set the variant's environment, fork the attacker. */
+static int variant_child(const struct variant *v, enum arena_kind kind, struct result *res)
+{
+	struct shared *sh;
+	struct arena a;
+	const char *reason = NULL;
+	pid_t pid;
+	int i, r;
+
+	for (i = 0; v->env[i]; i++)
+		putenv((char *)v->env[i]);
+	r = setup(&a, kind);
+	if (r) {
+		snprintf(res->note, sizeof(res->note), "setup in %s: %s", opt.dir, strerror(-r));
+		return 2;
+	}
+	if (v->need_native && v->call == CALL_NATIVE && !native_available(&a)) {
+		snprintf(res->note, sizeof(res->note), "not run: kernel lacks the feature");
+		teardown(&a);
+		return 77;
+	}
+	if (v->need_native && v->call == CALL_LIB &&
+	    ocdir_backend(&reason) != OCDIR_BACKEND_NATIVE) {
+		snprintf(res->note, sizeof(res->note),
+			 "not run: kernel lacks the feature (%s)", reason);
+		teardown(&a);
+		return 77;
+	}
+	if (v->call == CALL_LIB && !v->need_native &&
+	    ocdir_backend(&reason) != OCDIR_BACKEND_EMULATED) {
+		snprintf(res->note, sizeof(res->note), "backend is not emulated: %s", reason);
+		teardown(&a);
+		return 2;
+	}
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
+		return 2;
+	atomic_store(&sh->gen, 1);
+	atomic_store(&sh->ack, 0);
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return 2;
+	if (pid == 0)
+		attacker(&a, sh);
+	wait_until_eq(&sh->ack, 1);	/* it runs, and as its own uid */
+	run_variant(v, &a, sh, res);
+	snprintf(res->note + strlen(res->note), sizeof(res->note) - strlen(res->note),
+		 "%sfs=%s%s", res->note[0] ? "; " : "", a.fsname,
+		 a.xattrs ? "" : " (no user xattrs: mode/owner only)");
+	publish(&sh->gen, GEN_QUIT);
+	waitpid(pid, NULL, 0);
+	teardown(&a);
+	return 0;
+}
+
+static void report(const struct variant *v, enum arena_kind kind, int status,
+		   const struct result *res)
+{
+	const char *an = kind == ARENA_SHARED ? "shared" : "sticky";
+	char name[96];
+
+	snprintf(name, sizeof(name), "race %s %s", an, v->name);
+	if (status == 77) {
+		t_skip(name, "%s", res->note);
+		return;
+	}
+	if (status != 0) {
+		t_fail(name, "could not run: %s (status %d)", res->note, status);
+		return;
+	}
+	printf("# RESULT arena=%s variant=%s rounds=%lu escapes=%lu wrong=%lu leftovers=%lu "
+	       "errors=%lu created=%lu moves=%lu seconds=%.1f %s\n",
+	       an, v->name, res->rounds, res->escapes, res->wrong, res->leftovers,
+	       res->errors, res->created, res->moves, res->seconds, res->note);
+	if (res->broken) {
+		t_fail(name, "after %lu rounds: %s", res->rounds, res->note);
+		return;
+	}
+	switch (v->expect) {
+	case EXPECT_ESCAPES:
+		T_CHECK(name, res->escapes > 0,
+			"no escape seen in %lu rounds: the test could not detect one", res->rounds);
+		break;
+	case EXPECT_SAFE:
+		T_CHECK(name, !res->escapes && !res->wrong && !res->leftovers && !res->errors,
+			"%lu rounds: %lu escapes, %lu wrong reports, %lu leftovers, %lu unexpected errors",
+			res->rounds, res->escapes, res->wrong, res->leftovers, res->errors);
+		break;
+	case EXPECT_NO_ESCAPE:
+		T_CHECK(name, !res->escapes && !res->leftovers && !res->errors,
+			"%lu rounds: %lu escapes, %lu leftovers, %lu unexpected errors",
+			res->rounds, res->escapes, res->leftovers, res->errors);
+		if (res->wrong)
+			printf("# %s: %lu wrong created reports: the documented limit of the "
+			       "mkdirat+openat emulation (a directory of the caller's swapped in)\n",
+			       name, res->wrong);
+		break;
+	case EXPECT_MEASURE:
+		break;
+	}
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: race [-a shared|sticky|both] [-v VARIANT,...] [-n ROUNDS] "
+		"[-t SECONDS] [-d DIR] [-u ATTACKER_UID] [-m MOVES] [-w SPINS] [-e ESCAPES] [-q]\n");
+	exit(2);
+}
+
+static int wanted(const char *name)
+{
+	const char *p = opt.only;
+	size_t n = strlen(name);
+
+	if (!p)
+		return 1;
+	while (p && *p) {
+		if (!strncmp(p, name, n) && (p[n] == ',' || !p[n]))
+			return 1;
+		p = strchr(p, ',');
+		if (p)
+			p++;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct result *res;
+	const char *arenas = "both";
+	unsigned int k, i;
+	int c, status;
+	pid_t pid;
+
+	while ((c = getopt(argc, argv, "a:v:n:t:d:u:m:w:e:q")) != -1) {
+		switch (c) {
+		case 'a': arenas = optarg; break;
+		case 'v': opt.only = optarg; break;
+		case 'n': opt.rounds = strtoul(optarg, NULL, 0); break;
+		case 't': opt.seconds = strtod(optarg, NULL); break;
+		case 'd': opt.dir = optarg; break;
+		case 'u': opt.attacker = (uid_t)strtoul(optarg, NULL, 0); break;
+		case 'q': opt.quiet = 1; break;
+		case 'm': opt.burst = strtoul(optarg, NULL, 0); break;
+		case 'e': opt.enough = strtoul(optarg, NULL, 0); break;
+		case 'w': opt.dwell = strtoul(optarg, NULL, 0); break;
+		default: usage();
+		}
+	}
+	if (!opt.dir)
+		opt.dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	if (!strcmp(arenas, "shared") || !strcmp(arenas, "both"))
+		opt.kinds[opt.nkinds++] = ARENA_SHARED;
+	if (!strcmp(arenas, "sticky") || !strcmp(arenas, "both"))
+		opt.kinds[opt.nkinds++] = ARENA_STICKY;
+	if (!opt.nkinds)
+		usage();
+	if (geteuid() != 0) {
+		t_skip("race", "needs root (the victim is root, the attacker another uid)");
+		return t_exit_status();
+	}
+	res = mmap(NULL, sizeof(*res), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (res == MAP_FAILED)
+		return 1;
+	for (k = 0; k < (unsigned int)opt.nkinds; k++) {
+		for (i = 0; i < N_VARIANTS; i++) {
+			if (!wanted(variants[i].name))
+				continue;
+			memset(res, 0, sizeof(*res));
+			fflush(stdout);
+			pid = fork();
+			if (pid < 0)
+				return 1;
+			if (pid == 0)
+				_exit(variant_child(&variants[i], opt.kinds[k], res));
+			if (waitpid(pid, &status, 0) < 0)
+				return 1;
+			status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+			report(&variants[i], opt.kinds[k], status, res);
+		}
+	}
+	printf("%u passed, %u failed, %u skipped\n", t_counts.passed, t_counts.failed,
+	       t_counts.skipped);
+	return t_exit_status();
+}

@@ -1,0 +1,21 @@
+# tests/race/race.mk - the race torture program and `make torture`.
+# Included by the top-level Makefile. The program links libocdir statically
+# so that the QEMU guests (which see the host's filesystem) can run it.
+
+RACE_BIN := $(BUILD)/race/race
+
+.PHONY: race-bin torture
+all: race-bin
+race-bin: $(RACE_BIN)
+
+$(RACE_BIN): tests/race/race.c tests/helpers.h include/ocdir.h $(BUILD)/libocdir.a
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(CC) $(CFLAGS) -Iinclude -pthread $(LDFLAGS) -o $@ $< $(BUILD)/libocdir.a -pthread
+
+# 10^6 rounds per variant by default; TORTURE_ROUNDS, TORTURE_SECONDS (per
+# variant and place) and TORTURE_PLACES bound it. See docs/security.md.
+torture: race-bin
+	$(Q)tests/race/torture
+
+-include tests/faults/faults.mk
