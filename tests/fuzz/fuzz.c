@@ -1,0 +1,1401 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/fuzz/fuzz.c - differential fuzzer for O_CREAT|O_DIRECTORY.
+ *
+ *   fuzz --seed S --cases N --dir DIR [--backends raw,model,emulated,native]
+ *   fuzz --seed S --case I  --dir DIR [...]     replay (and shrink) case I
+ *
+ * Case I of seed S is a pure function of (S, I): open flags (every bit,
+ * invalid ones included), mode, umask, resolve flags, library options, the
+ * path shape, what is at the name, the kind of parent directory and the
+ * caller's uid. For each case the fuzzer builds the pre-state in a fresh
+ * directory DIR/ocdir-fuzz.PID/c, runs the call once per backend in a forked
+ * child, and compares the result (descriptor to which directory, or which
+ * errno), the library's "created" answer and everything below the case
+ * directory afterwards (type, mode, owner, group of every object) with what
+ * the model (model.c) says:
+ *
+ *   raw       openat(2)/openat2(2) with O_CREAT|O_DIRECTORY, against the model
+ *             with the kernel's semantics for this filesystem (rule 13)
+ *   emulated  ocdir_openat/ocdir_openat2 with OCDIR_FORCE_EMULATION=1, against
+ *             the model with the library's semantics
+ *   native    the same without forcing; the library must pick the native
+ *             backend (it FAILs otherwise)
+ *   model     always on: it is the reference
+ *
+ * A disagreement is shrunk (flags, resolve bits and options removed, the
+ * path and the pre-state simplified while it persists) and printed with the
+ * replay command. Needs root (setup, mounts, setresuid for the uid cases);
+ * runs in a private mount namespace. Output: tests/helpers.h protocol.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <time.h>
+
+#include "../helpers.h"
+#include "ocdir.h"
+#include "model.h"
+
+#define USER_UID	1000	/* the unprivileged caller */
+#define USER_GID	1000
+#define OTHER_UID	2000	/* owns parents that are not the caller's */
+#define THIRD_UID	3000	/* owns entries that are neither's */
+#define MAX_REPORTS	20
+
+/* snprintf that may truncate: every buffer here is sized for its use. */
+__attribute__((format(printf, 3, 4)))
+static void fmt(char *buf, size_t size, const char *f, ...)
+{
+	va_list ap;
+
+	va_start(ap, f);
+	vsnprintf(buf, size, f, ap);
+	va_end(ap);
+}
+
+/* ---- the case ---- */
+
+enum api { API_OPENAT, API_OPENAT2 };
+
+enum parent_kind {
+	PK_PLAIN,		/* 0755 */
+	PK_WORLD,		/* 0777 */
+	PK_STICKY_WORLD,	/* 01777 */
+	PK_STICKY_GROUP,	/* 01770 */
+	PK_SETGID,		/* 02775 */
+	PK_RO,			/* 0777, read-only bind mount */
+	PK_NOWRITE,		/* 0555 */
+	PK_NOEXEC,		/* 0666 */
+	PK_NOREAD,		/* 0333 */
+	PK_ACL_MIN,		/* 0777 + default ACL u::rwx g::r-x o::--- */
+	PK_ACL_EXT,		/* 0777 + default ACL with a named user and a mask */
+	PK_COUNT
+};
+static const char *const parent_names[] = {
+	"plain-0755", "world-0777", "sticky-01777", "sticky-group-01770",
+	"setgid-02775", "ro-bind-0777", "nowrite-0555", "noexec-0666",
+	"noread-0333", "acl-min-0777", "acl-ext-0777",
+};
+static const unsigned int parent_perm[] = {
+	0755, 0777, 01777, 01770, 02775, 0777, 0555, 0666, 0333, 0777, 0777,
+};
+
+enum target_kind {
+	TK_ABSENT, TK_DIR, TK_FILE, TK_FIFO, TK_SOCK, TK_CHR,
+	TK_LNK_DIR, TK_LNK_FILE, TK_LNK_DANGLING, TK_LNK_DANGLING_DEEP,
+	TK_LNK_ABS_DIR, TK_LNK_LOOP, TK_LNK_DOT,
+	TK_COUNT
+};
+static const char *const target_names[] = {
+	"absent", "dir", "file", "fifo", "socket", "chardev",
+	"symlink->d2", "symlink->f2", "symlink->nothere", "symlink->nodir/x",
+	"symlink->/abs/P/d2", "symlink-loop", "symlink->.",
+};
+
+enum shape {
+	SH_NAME, SH_SLASH, SH_SLASH2, SH_DOT, SH_DOTDOT, SH_ROOT, SH_NAME_DOT,
+	SH_MISSING_PARENT, SH_FILE_PARENT, SH_LINK_MID, SH_ABSLINK_MID,
+	SH_DOTDOT_MID, SH_ESCAPE, SH_ABS, SH_MAGIC, SH_DIRFD_P, SH_EMPTY,
+	SH_LONGPATH,
+	SH_COUNT
+};
+static const char *const shape_names[] = {
+	"P/N", "P/N/", "P/N//", "P/.", "P/..", "/", "P/N/.", "P/missing/N",
+	"P/f2/N", "L/N (L->P)", "A/N (A->/abs/P)", "P/d2/../N",
+	"../c/P/N", "/abs/c/P/N", "/proc/self/fd/DIRFD/P/N", "N (dirfd P)",
+	"\"\"", "P/./././...(>PATH_MAX)/N",
+};
+
+enum owner { OW_ROOT, OW_CALLER, OW_OTHER, OW_THIRD, OW_COUNT };
+static const char *const owner_names[] = { "root", "caller", "other", "third" };
+
+struct fcase {
+	int api;
+	uint64_t flags, mode, resolve, options;
+	unsigned int umask;
+	int user;		/* 0: root, 1: uid USER_UID */
+	int pkind, powner, pgroup;
+	int tkind, towner;
+	unsigned int tmode;
+	int shape;
+	int namelen;		/* 0: "n", 1: 255 bytes, 2: 256 bytes */
+};
+
+/* ---- environment ---- */
+
+struct caps {
+	int acl, ro, fifo, sock, chr, user;
+};
+
+static struct fz_env env;
+static struct caps caps;
+static char basedir[PATH_MAX];	/* DIR/ocdir-fuzz.PID */
+static char cdir[PATH_MAX];	/* basedir/c */
+static int verbose;
+
+enum backend { BE_RAW, BE_EMULATED, BE_NATIVE, BE_COUNT };
+static const char *const backend_names[] = { "raw", "emulated", "native" };
+static int use_backend[BE_COUNT];
+
+/* Outcome counters: per backend, per errno (0 = a descriptor). */
+#define MAX_ERRNO 140
+static unsigned long outcome[BE_COUNT + 2][MAX_ERRNO + 2];
+#define OUT_MODEL_KERNEL BE_COUNT	/* the model's answers, kernel semantics */
+#define OUT_MODEL_LIB	(BE_COUNT + 1)	/* ... library semantics */
+
+/* ---- random numbers: case I of seed S depends on nothing else ---- */
+
+static uint64_t splitmix(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static unsigned int pick(uint64_t *s, unsigned int n)
+{
+	return (unsigned int)(splitmix(s) % n);
+}
+
+static int chance(uint64_t *s, unsigned int percent)
+{
+	return pick(s, 100) < percent;
+}
+
+static void generate(uint64_t seed, uint64_t index, struct fcase *c)
+{
+	static const struct { uint64_t bit; unsigned int pct; } flag_bits[] = {
+		{ O_EXCL, 30 }, { O_NOFOLLOW, 25 }, { O_CLOEXEC, 30 },
+		{ O_NONBLOCK, 10 }, { O_NOCTTY, 8 }, { O_NOATIME, 10 },
+		{ O_APPEND, 6 }, { O_DSYNC, 5 }, { O_SYNC, 5 }, { O_ASYNC, 5 },
+		{ O_DIRECT, 5 }, { FZ_O_LARGEFILE, 8 }, { O_TRUNC, 3 },
+		{ O_WRONLY, 3 }, { O_RDWR, 3 }, { O_PATH, 3 },
+		{ FZ_O_TMPFILE_BIT, 3 }, { 04, 1 }, { 010, 1 }, { 040000000, 1 },
+		{ FZ_O_NONOTIFY, 1 }, { 0x80000000ULL, 1 }, { 1ULL << 40, 1 },
+	};
+	static const uint64_t modes[] = {
+		0777, 0755, 0700, 0, 01777, 06777, 02755, 0500, 0300, 0751,
+	};
+	static const unsigned int umasks[] = { 022, 0, 077, 027, 0777, 002 };
+	static const unsigned int tmodes[] = { 0755, 0700, 0311, 0 };
+	uint64_t s = seed ^ (index * 0xd1b54a32d192ed03ULL);
+	size_t i;
+
+	splitmix(&s);
+	memset(c, 0, sizeof(*c));
+	c->api = chance(&s, 50) ? API_OPENAT2 : API_OPENAT;
+	c->flags = O_CREAT | O_DIRECTORY;
+	for (i = 0; i < sizeof(flag_bits) / sizeof(flag_bits[0]); i++)
+		if (chance(&s, flag_bits[i].pct))
+			c->flags |= flag_bits[i].bit;
+	if (chance(&s, 4))
+		c->mode = splitmix(&s) & 07777;
+	else if (chance(&s, 3))
+		c->mode = (chance(&s, 50) ? 010000 : 0170000) | 0755;
+	else
+		c->mode = modes[pick(&s, sizeof(modes) / sizeof(modes[0]))];
+	c->umask = umasks[pick(&s, sizeof(umasks) / sizeof(umasks[0]))];
+	if (c->api == API_OPENAT2) {
+		static const unsigned int rbits[] = { 0x01, 0x02, 0x04, 0x08, 0x10 };
+
+		for (i = 0; i < 5; i++)
+			if (chance(&s, 15))
+				c->resolve |= rbits[i];
+		if (chance(&s, 3))
+			c->resolve |= FZ_RESOLVE_CACHED;
+		if (chance(&s, 2))
+			c->resolve |= 0x40;
+		if (chance(&s, 20))
+			c->options |= OCDIR_NO_CLOEXEC;
+		if (chance(&s, 20))
+			c->options |= OCDIR_FAST_EMULATION;
+		if (chance(&s, 2))
+			c->options |= 1ULL << 5;
+	}
+	c->user = chance(&s, 40);
+	c->pkind = (int)pick(&s, PK_COUNT);
+	c->powner = (int)pick(&s, 3);
+	c->pgroup = (int)pick(&s, 3);
+	c->tkind = chance(&s, 35) ? TK_ABSENT : (int)pick(&s, TK_COUNT);
+	c->towner = (int)pick(&s, OW_COUNT);
+	c->tmode = tmodes[pick(&s, 4)];
+	c->shape = chance(&s, 45) ? SH_NAME : (int)pick(&s, SH_COUNT);
+	c->namelen = chance(&s, 4) ? 1 + (int)pick(&s, 2) : 0;
+
+	/* What this filesystem or this run cannot set up becomes plainer. */
+	if ((c->pkind == PK_ACL_MIN || c->pkind == PK_ACL_EXT) && !caps.acl)
+		c->pkind = PK_WORLD;
+	if (c->pkind == PK_RO && !caps.ro)
+		c->pkind = PK_NOWRITE;
+	if ((c->tkind == TK_FIFO && !caps.fifo) || (c->tkind == TK_SOCK && !caps.sock) ||
+	    (c->tkind == TK_CHR && !caps.chr))
+		c->tkind = TK_FILE;
+	if (c->user && !caps.user)
+		c->user = 0;
+	if (c->shape == SH_MAGIC && !env.proc_mnt)
+		c->shape = SH_NAME;
+}
+
+/* ---- describing a case ---- */
+
+static const char *flag_name(uint64_t bit)
+{
+	switch (bit) {
+	case O_WRONLY: return "O_WRONLY";
+	case O_RDWR: return "O_RDWR";
+	case O_CREAT: return "O_CREAT";
+	case O_EXCL: return "O_EXCL";
+	case O_NOCTTY: return "O_NOCTTY";
+	case O_TRUNC: return "O_TRUNC";
+	case O_APPEND: return "O_APPEND";
+	case O_NONBLOCK: return "O_NONBLOCK";
+	case O_DSYNC: return "O_DSYNC";
+	case O_ASYNC: return "O_ASYNC";
+	case O_DIRECT: return "O_DIRECT";
+	case FZ_O_LARGEFILE: return "O_LARGEFILE";
+	case O_DIRECTORY: return "O_DIRECTORY";
+	case O_NOFOLLOW: return "O_NOFOLLOW";
+	case O_NOATIME: return "O_NOATIME";
+	case O_CLOEXEC: return "O_CLOEXEC";
+	case 04000000: return "__O_SYNC";
+	case O_PATH: return "O_PATH";
+	case FZ_O_TMPFILE_BIT: return "__O_TMPFILE";
+	default: return NULL;
+	}
+}
+
+static void flags_str(uint64_t flags, char *buf, size_t size)
+{
+	size_t n = 0;
+	int b;
+
+	buf[0] = '\0';
+	for (b = 0; b < 64; b++) {
+		uint64_t bit = 1ULL << b;
+		const char *name;
+
+		if (!(flags & bit))
+			continue;
+		name = flag_name(bit);
+		if (name)
+			n += (size_t)snprintf(buf + n, size - n, "%s%s", n ? "|" : "", name);
+		else
+			n += (size_t)snprintf(buf + n, size - n, "%s0x%" PRIx64,
+					      n ? "|" : "", bit);
+		if (n >= size)
+			return;
+	}
+	if (!n)
+		fmt(buf, size, "O_RDONLY");
+}
+
+static void resolve_str(uint64_t r, char *buf, size_t size)
+{
+	static const char *const names[] = {
+		"NO_XDEV", "NO_MAGICLINKS", "NO_SYMLINKS", "BENEATH", "IN_ROOT",
+		"CACHED", "0x40",
+	};
+	size_t n = 0;
+	int b;
+
+	buf[0] = '\0';
+	for (b = 0; b < 7; b++)
+		if (r & (1ULL << b))
+			n += (size_t)snprintf(buf + n, size - n, "%s%s", n ? "|" : "", names[b]);
+	if (!n)
+		fmt(buf, size, "0");
+}
+
+static void describe(const struct fcase *c, char *buf, size_t size)
+{
+	char f[512], r[128];
+
+	flags_str(c->flags, f, sizeof(f));
+	resolve_str(c->resolve, r, sizeof(r));
+	fmt(buf, size,
+		 "api=%s flags=%s mode=0%" PRIo64 " resolve=%s options=0x%" PRIx64
+		 " umask=0%03o caller=%s parent=%s(owner=%s,group=%s) "
+		 "target=%s(owner=%s,mode=0%o) path=%s name=%s",
+		 c->api == API_OPENAT2 ? "openat2" : "openat", f, c->mode, r,
+		 c->options, c->umask, c->user ? "uid1000" : "root",
+		 parent_names[c->pkind], owner_names[c->powner],
+		 owner_names[c->pgroup], target_names[c->tkind],
+		 owner_names[c->towner], c->tmode, shape_names[c->shape],
+		 c->namelen == 0 ? "n" : c->namelen == 1 ? "x*255" : "x*256");
+}
+
+/* ---- pre-state plan: the single description setup and model share ---- */
+
+static unsigned int owner_uid(const struct fcase *c, int who)
+{
+	switch (who) {
+	case OW_CALLER: return c->user ? USER_UID : 0;
+	case OW_OTHER: return OTHER_UID;
+	case OW_THIRD: return THIRD_UID;
+	default: return 0;
+	}
+}
+
+static unsigned int group_gid(const struct fcase *c, int who)
+{
+	switch (who) {
+	case OW_CALLER: return c->user ? USER_GID : 0;
+	case OW_OTHER: return OTHER_UID;
+	default: return 0;
+	}
+}
+
+static void name_of(const struct fcase *c, char *buf, size_t size)
+{
+	size_t n = c->namelen == 0 ? 1 : c->namelen == 1 ? 255 : 256;
+
+	if (n == 1) {
+		fmt(buf, size, "n");
+		return;
+	}
+	memset(buf, 'x', n);
+	buf[n] = '\0';
+}
+
+static struct fz_entry *add(struct fz_entry *e, int *n, const char *path,
+			    int type, unsigned int perm, unsigned int uid,
+			    unsigned int gid, const char *link)
+{
+	struct fz_entry *x = &e[(*n)++];
+
+	memset(x, 0, sizeof(*x));
+	fmt(x->path, sizeof(x->path), "%s", path);
+	x->type = type;
+	x->perm = perm;
+	x->uid = uid;
+	x->gid = gid;
+	if (link)
+		fmt(x->link, sizeof(x->link), "%s", link);
+	return x;
+}
+
+static int plan(const struct fcase *c, struct fz_entry *e)
+{
+	char name[300], path[FZ_REL_MAX], link[PATH_MAX];
+	unsigned int tuid = owner_uid(c, c->towner);
+	struct fz_entry *p;
+	int n = 0;
+
+	name_of(c, name, sizeof(name));
+	p = add(e, &n, "P", FT_DIR, parent_perm[c->pkind], owner_uid(c, c->powner),
+		group_gid(c, c->pgroup), NULL);
+	if (c->pkind == PK_ACL_MIN)
+		p->acl = FZ_ACL_MIN;
+	if (c->pkind == PK_ACL_EXT)
+		p->acl = FZ_ACL_EXT;
+	if (c->pkind == PK_RO)
+		p->ro_mount = 1;
+	add(e, &n, "P/d2", FT_DIR, 0755, 0, 0, NULL);
+	add(e, &n, "P/f2", FT_REG, 0644, 0, 0, NULL);
+	add(e, &n, "L", FT_LNK, 0777, 0, 0, "P");
+	fmt(link, sizeof(link), "%s/P", env.cdir);
+	add(e, &n, "A", FT_LNK, 0777, 0, 0, link);
+	if (c->namelen == 2)	/* nothing can be made with that name */
+		return n;
+	fmt(path, sizeof(path), "P/%s", name);
+	switch (c->tkind) {
+	case TK_DIR:
+		add(e, &n, path, FT_DIR, c->tmode, tuid, tuid, NULL);
+		break;
+	case TK_FILE:
+		add(e, &n, path, FT_REG, 0644, tuid, tuid, NULL);
+		break;
+	case TK_FIFO:
+		add(e, &n, path, FT_FIFO, 0644, tuid, tuid, NULL);
+		break;
+	case TK_SOCK:
+		add(e, &n, path, FT_SOCK, 0755, tuid, tuid, NULL);
+		break;
+	case TK_CHR:
+		add(e, &n, path, FT_CHR, 0666, 0, 0, NULL);
+		break;
+	case TK_LNK_DIR:
+		add(e, &n, path, FT_LNK, 0777, tuid, tuid, "d2");
+		break;
+	case TK_LNK_FILE:
+		add(e, &n, path, FT_LNK, 0777, tuid, tuid, "f2");
+		break;
+	case TK_LNK_DANGLING:
+		add(e, &n, path, FT_LNK, 0777, tuid, tuid, "nothere");
+		break;
+	case TK_LNK_DANGLING_DEEP:
+		add(e, &n, path, FT_LNK, 0777, tuid, tuid, "nodir/x");
+		break;
+	case TK_LNK_ABS_DIR:
+		fmt(link, sizeof(link), "%s/P/d2", env.cdir);
+		add(e, &n, path, FT_LNK, 0777, tuid, tuid, link);
+		break;
+	case TK_LNK_LOOP:
+		add(e, &n, path, FT_LNK, 0777, tuid, tuid, name);
+		break;
+	case TK_LNK_DOT:
+		add(e, &n, path, FT_LNK, 0777, tuid, tuid, ".");
+		break;
+	}
+	return n;
+}
+
+/* The path and dirfd of a case; "DIRFD" is replaced in the child. */
+static void case_path(const struct fcase *c, char *buf, size_t size,
+		      const char **dirfd_rel)
+{
+	char name[300], *base;
+	size_t n;
+
+	name_of(c, name, sizeof(name));
+	*dirfd_rel = "";
+	base = strrchr(basedir, '/');
+	switch (c->shape) {
+	case SH_NAME: fmt(buf, size, "P/%s", name); break;
+	case SH_SLASH: fmt(buf, size, "P/%s/", name); break;
+	case SH_SLASH2: fmt(buf, size, "P/%s//", name); break;
+	case SH_DOT: fmt(buf, size, "P/."); break;
+	case SH_DOTDOT: fmt(buf, size, "P/.."); break;
+	case SH_ROOT: fmt(buf, size, "/"); break;
+	case SH_NAME_DOT: fmt(buf, size, "P/%s/.", name); break;
+	case SH_MISSING_PARENT: fmt(buf, size, "P/missing/%s", name); break;
+	case SH_FILE_PARENT: fmt(buf, size, "P/f2/%s", name); break;
+	case SH_LINK_MID: fmt(buf, size, "L/%s", name); break;
+	case SH_ABSLINK_MID: fmt(buf, size, "A/%s", name); break;
+	case SH_DOTDOT_MID: fmt(buf, size, "P/d2/../%s", name); break;
+	case SH_ESCAPE: fmt(buf, size, "../c/P/%s", name); break;
+	case SH_ABS: fmt(buf, size, "%s/P/%s", env.cdir, name); break;
+	case SH_MAGIC: fmt(buf, size, "/proc/self/fd/DIRFD/P/%s", name); break;
+	case SH_DIRFD_P: fmt(buf, size, "%s", name); *dirfd_rel = "P"; break;
+	case SH_EMPTY: buf[0] = '\0'; break;
+	case SH_LONGPATH:
+		n = (size_t)snprintf(buf, size, "P/");
+		while (n + 2 < size && n < PATH_MAX + 8)
+			n += (size_t)snprintf(buf + n, size - n, "./");
+		fmt(buf + n, size - n, "%s", name);
+		break;
+	}
+	(void)base;
+}
+
+/* ---- building and removing the pre-state ---- */
+
+static int remove_tree_at(int dfd, const char *name)
+{
+	struct stat st;
+	int fd, r = 0;
+	DIR *d;
+	struct dirent *de;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISDIR(st.st_mode))
+		return unlinkat(dfd, name, 0) < 0 ? -errno : 0;
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			if (remove_tree_at(dirfd(d), de->d_name) < 0)
+				r = -1;
+	closedir(d);
+	if (unlinkat(dfd, name, AT_REMOVEDIR) < 0)
+		r = -errno;
+	return r;
+}
+
+static void teardown(void)
+{
+	char p[PATH_MAX + 8];
+
+	fmt(p, sizeof(p), "%s/P", cdir);
+	while (umount2(p, MNT_DETACH) == 0)
+		;
+	remove_tree_at(AT_FDCWD, cdir);
+}
+
+static int set_default_acl(const char *path, int kind)
+{
+	/* struct posix_acl_xattr_header + entries, little endian */
+	struct acl_entry { uint16_t tag, perm; uint32_t id; } ent[6];
+	unsigned char buf[4 + sizeof(ent)];
+	uint32_t version = 2;
+	int n = 0;
+
+	ent[n++] = (struct acl_entry){ 0x01, 7, 0xffffffff };	/* ACL_USER_OBJ */
+	if (kind == FZ_ACL_EXT)
+		ent[n++] = (struct acl_entry){ 0x02, 7, 1234 };	/* ACL_USER */
+	ent[n++] = (struct acl_entry){ 0x04, 5, 0xffffffff };	/* ACL_GROUP_OBJ */
+	if (kind == FZ_ACL_EXT)
+		ent[n++] = (struct acl_entry){ 0x10, 7, 0xffffffff }; /* ACL_MASK */
+	ent[n++] = (struct acl_entry){ 0x20, kind == FZ_ACL_EXT ? 1 : 0, 0xffffffff };
+	memcpy(buf, &version, 4);
+	memcpy(buf + 4, ent, sizeof(ent[0]) * (size_t)n);
+	return setxattr(path, "system.posix_acl_default", buf,
+			4 + sizeof(ent[0]) * (size_t)n, 0);
+}
+
+/* Returns NULL or what failed. */
+static const char *setup(const struct fz_entry *e, int n)
+{
+	char path[PATH_MAX * 2];
+	int i, fd;
+
+	teardown();
+	if (mkdir(cdir, 0755) < 0)
+		return "mkdir C";
+	/* everything except P's own mode first: P may end up read-only */
+	for (i = 0; i < n; i++) {
+		fmt(path, sizeof(path), "%s/%s", cdir, e[i].path);
+		switch (e[i].type) {
+		case FT_DIR:
+			if (mkdir(path, 0700) < 0)
+				return "mkdir";
+			break;
+		case FT_REG:
+			fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+			if (fd < 0)
+				return "create file";
+			close(fd);
+			break;
+		case FT_FIFO:
+			if (mknod(path, S_IFIFO | 0600, 0) < 0)
+				return "mkfifo";
+			break;
+		case FT_SOCK:
+			if (mknod(path, S_IFSOCK | 0600, 0) < 0)
+				return "mknod socket";
+			break;
+		case FT_CHR:
+			if (mknod(path, S_IFCHR | 0600, makedev(1, 3)) < 0)
+				return "mknod chardev";
+			break;
+		case FT_LNK:
+			if (symlink(e[i].link, path) < 0)
+				return "symlink";
+			break;
+		}
+		if (lchown(path, e[i].uid, e[i].gid) < 0)
+			return "lchown";
+		if (e[i].type != FT_LNK && chmod(path, e[i].perm) < 0)
+			return "chmod";
+		if (e[i].acl && set_default_acl(path, e[i].acl) < 0)
+			return "setxattr system.posix_acl_default";
+	}
+	for (i = 0; i < n; i++) {
+		if (!e[i].ro_mount)
+			continue;
+		fmt(path, sizeof(path), "%s/%s", cdir, e[i].path);
+		if (mount(path, path, NULL, MS_BIND, NULL) < 0 ||
+		    mount(NULL, path, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL) < 0)
+			return "read-only bind mount";
+	}
+	return NULL;
+}
+
+/* ---- state after the call ---- */
+
+struct snap {
+	char line[FZ_MAX_ENTRIES + 8][FZ_REL_MAX + 64];
+	int n;
+	int overflow;
+};
+
+static const char *type_name(int type)
+{
+	static const char *const names[] = {
+		"none", "dir", "file", "fifo", "socket", "chardev", "symlink",
+	};
+	return names[type];
+}
+
+static int type_of(mode_t m)
+{
+	switch (m & S_IFMT) {
+	case S_IFDIR: return FT_DIR;
+	case S_IFREG: return FT_REG;
+	case S_IFIFO: return FT_FIFO;
+	case S_IFSOCK: return FT_SOCK;
+	case S_IFCHR: return FT_CHR;
+	case S_IFLNK: return FT_LNK;
+	default: return FT_NONE;
+	}
+}
+
+static void snap_add(struct snap *s, const char *rel, int type, unsigned int perm,
+		     unsigned int uid, unsigned int gid)
+{
+	if (s->n >= (int)(sizeof(s->line) / sizeof(s->line[0]))) {
+		s->overflow = 1;
+		return;
+	}
+	if (type == FT_LNK)
+		perm = 0777;
+	fmt(s->line[s->n++], sizeof(s->line[0]), "%s %s %04o %u:%u", rel,
+		 type_name(type), perm, uid, gid);
+}
+
+static void snap_walk(struct snap *s, int dirfd, const char *prefix)
+{
+	struct dirent *de;
+	struct stat st;
+	char rel[FZ_REL_MAX + 300];
+	DIR *d;
+	int fd;
+
+	fd = dup(dirfd);
+	if (fd < 0)
+		return;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		fmt(rel, sizeof(rel), "%s%s", prefix, de->d_name);
+		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		snap_add(s, rel, type_of(st.st_mode), st.st_mode & 07777,
+			 st.st_uid, st.st_gid);
+		if (S_ISDIR(st.st_mode)) {
+			int sub = openat(dirfd, de->d_name,
+					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			char pre2[FZ_REL_MAX + 304];
+
+			if (sub >= 0) {
+				fmt(pre2, sizeof(pre2), "%s/", rel);
+				snap_walk(s, sub, pre2);
+				close(sub);
+			}
+		}
+	}
+	closedir(d);
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+static void snap_sort(struct snap *s)
+{
+	qsort(s->line, (size_t)s->n, sizeof(s->line[0]), cmp_line);
+}
+
+static void snap_take(struct snap *s)
+{
+	int fd = open(cdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	s->n = 0;
+	s->overflow = 0;
+	if (fd >= 0) {
+		snap_walk(s, fd, "");
+		close(fd);
+	}
+	snap_sort(s);
+}
+
+static void snap_expect(struct snap *s, const struct fz_entry *e, int n,
+			const struct fz_expect *x)
+{
+	int i;
+
+	s->n = 0;
+	s->overflow = 0;
+	for (i = 0; i < n; i++)
+		snap_add(s, e[i].path, e[i].type, e[i].perm, e[i].uid, e[i].gid);
+	if (x->created || x->made_kept)
+		snap_add(s, x->made.path, x->made.type, x->made.perm, x->made.uid,
+			 x->made.gid);
+	snap_sort(s);
+}
+
+/* First difference of two snapshots, or NULL. */
+static const char *snap_diff(const struct snap *got, const struct snap *want,
+			     char *why, size_t size)
+{
+	int i = 0, j = 0, c;
+
+	while (i < got->n || j < want->n) {
+		if (i < got->n && j < want->n) {
+			c = strcmp(got->line[i], want->line[j]);
+			if (!c) {
+				i++;
+				j++;
+				continue;
+			}
+		} else {
+			c = i < got->n ? -1 : 1;
+		}
+		if (c < 0)
+			fmt(why, size, "unexpected \"%.300s\"", got->line[i]);
+		else
+			fmt(why, size, "missing \"%.300s\"", want->line[j]);
+		return why;
+	}
+	return NULL;
+}
+
+/* ---- running one backend ---- */
+
+struct result {
+	int err;		/* 0: a descriptor */
+	int isdir;
+	uint64_t dev, ino;
+	int created;		/* -1: not asked */
+	int setup_failed;
+	char note[160];
+};
+
+static void fill_call(const struct fcase *c, int sem, const char *path,
+		      const char *dirfd_rel, struct fz_call *call)
+{
+	memset(call, 0, sizeof(*call));
+	call->sem = sem;
+	call->flags = c->flags;
+	call->mode = c->mode;
+	call->resolve = c->resolve;
+	call->options = c->options;
+	call->umask = c->umask;
+	call->uid = c->user ? USER_UID : 0;
+	call->gid = c->user ? USER_GID : 0;
+	call->dirfd_rel = dirfd_rel;
+	call->path = path;
+}
+
+static int model_sem(const struct fcase *c, int be)
+{
+	if (be == BE_RAW)
+		return c->api == API_OPENAT2 ? FZ_SEM_KERNEL_OPENAT2 : FZ_SEM_KERNEL_OPENAT;
+	/* with resolve flags or options the library call is ocdir_openat2 */
+	return c->api == API_OPENAT2 ? FZ_SEM_LIB_OPENAT2 : FZ_SEM_LIB_OPENAT;
+}
+
+static void child_run(const struct fcase *c, int be, const char *tpath,
+		      const char *dirfd_rel, int out)
+{
+	struct result r;
+	char path[PATH_MAX * 2], dpath[PATH_MAX + 8], num[16];
+	const char *hole;
+	struct stat st;
+	int dirfd, fd;
+
+	memset(&r, 0, sizeof(r));
+	r.created = -1;
+	alarm(20);
+	fmt(dpath, sizeof(dpath), "%s%s%s", cdir, dirfd_rel[0] ? "/" : "",
+		 dirfd_rel);
+	dirfd = open(dpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0) {
+		r.setup_failed = 1;
+		fmt(r.note, sizeof(r.note), "open dirfd: %s", strerror(errno));
+		goto done;
+	}
+	hole = strstr(tpath, "DIRFD");
+	if (hole) {
+		fmt(num, sizeof(num), "%d", dirfd);
+		fmt(path, sizeof(path), "%.*s%s%s", (int)(hole - tpath), tpath,
+			 num, hole + 5);
+	} else {
+		fmt(path, sizeof(path), "%s", tpath);
+	}
+	if (be == BE_EMULATED)
+		setenv("OCDIR_FORCE_EMULATION", "1", 1);
+	else
+		unsetenv("OCDIR_FORCE_EMULATION");
+	if (be != BE_RAW) {
+		const char *why;
+		int want = be == BE_NATIVE ? OCDIR_BACKEND_NATIVE : OCDIR_BACKEND_EMULATED;
+
+		if (ocdir_backend(&why) != want) {
+			r.setup_failed = 1;
+			fmt(r.note, sizeof(r.note), "library backend is not %s: %s",
+				 backend_names[be], why);
+			goto done;
+		}
+	}
+	umask(c->umask);
+	if (c->user) {
+		if (setgroups(0, NULL) < 0 || setresgid(USER_GID, USER_GID, USER_GID) < 0 ||
+		    setresuid(USER_UID, USER_UID, USER_UID) < 0) {
+			r.setup_failed = 1;
+			fmt(r.note, sizeof(r.note), "setresuid: %s", strerror(errno));
+			goto done;
+		}
+		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);	/* /proc/self/fd stays ours */
+	}
+	if (be == BE_RAW && c->api == API_OPENAT) {
+		fd = (int)syscall(SYS_openat, dirfd, path, (int)(uint32_t)c->flags,
+				  (mode_t)c->mode);
+	} else if (be == BE_RAW) {
+		struct open_how how = {
+			.flags = c->flags, .mode = c->mode, .resolve = c->resolve,
+		};
+
+		fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	} else if (c->api == API_OPENAT) {
+		fd = ocdir_openat(dirfd, path, (int)(uint32_t)c->flags, (mode_t)c->mode);
+	} else {
+		struct ocdir_how how = {
+			.flags = c->flags, .mode = c->mode, .resolve = c->resolve,
+			.options = c->options,
+		};
+		int made = -1;
+
+		fd = ocdir_openat2(dirfd, path, &how, sizeof(how), &made);
+		if (fd >= 0)
+			r.created = made;
+	}
+	if (fd < 0) {
+		r.err = errno;
+	} else if (fstat(fd, &st) == 0) {
+		r.isdir = S_ISDIR(st.st_mode);
+		r.dev = st.st_dev;
+		r.ino = st.st_ino;
+	}
+done:
+	if (write(out, &r, sizeof(r)) != (ssize_t)sizeof(r))
+		_exit(2);
+	_exit(0);
+}
+
+static int run_backend(const struct fcase *c, int be, const char *path,
+		       const char *dirfd_rel, struct result *r)
+{
+	int pipefd[2], status;
+	pid_t pid;
+	ssize_t n;
+
+	memset(r, 0, sizeof(*r));
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return -1;
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(pipefd[0]);
+		child_run(c, be, path, dirfd_rel, pipefd[1]);
+	}
+	close(pipefd[1]);
+	n = read(pipefd[0], r, sizeof(*r));
+	close(pipefd[0]);
+	waitpid(pid, &status, 0);
+	if (n != (ssize_t)sizeof(*r)) {
+		memset(r, 0, sizeof(*r));
+		r->setup_failed = 1;
+		fmt(r->note, sizeof(r->note), "child died (status 0x%x)", status);
+	}
+	return 0;
+}
+
+/* ---- one case against every backend ---- */
+
+struct verdict {
+	int disagreements;
+	char what[BE_COUNT][1200];
+	int model_err[BE_COUNT];
+	int got_err[BE_COUNT];
+	int got_created[BE_COUNT];
+};
+
+static const char *outcome_name(int err, int created)
+{
+	if (err)
+		return t_errname(err);
+	return created ? "fd(created)" : "fd(opened)";
+}
+
+static int check_case(const struct fcase *c, struct verdict *v, int count)
+{
+	struct fz_entry pre[FZ_MAX_ENTRIES];
+	char path[PATH_MAX * 2], why[700];
+	const char *dirfd_rel, *bad;
+	int npre, be;
+
+	memset(v, 0, sizeof(*v));
+	npre = plan(c, pre);
+	case_path(c, path, sizeof(path), &dirfd_rel);
+	for (be = 0; be < BE_COUNT; be++) {
+		struct fz_expect x;
+		struct fz_call call;
+		struct result r;
+		struct snap got, want;
+		struct stat st;
+		const char *made_by;
+
+		if (!use_backend[be])
+			continue;
+		fill_call(c, model_sem(c, be), path, dirfd_rel, &call);
+		if (fz_model(&env, pre, npre, &call, &x) < 0) {
+			fmt(v->what[be], sizeof(v->what[be]), "model cannot build the case");
+			v->disagreements++;
+			continue;
+		}
+		v->model_err[be] = x.err;
+		bad = setup(pre, npre);
+		if (bad) {
+			fmt(v->what[be], sizeof(v->what[be]), "setup: %s: %s", bad,
+				 strerror(errno));
+			v->disagreements++;
+			teardown();
+			continue;
+		}
+		run_backend(c, be, path, dirfd_rel, &r);
+		v->got_err[be] = r.err;
+		v->got_created[be] = r.created;
+		if (count) {
+			int m = be == BE_RAW ? OUT_MODEL_KERNEL : OUT_MODEL_LIB;
+
+			if (be != BE_NATIVE || !use_backend[BE_EMULATED]) {
+				outcome[m][x.err > MAX_ERRNO ? MAX_ERRNO : x.err]++;
+				if (!x.err && x.created)
+					outcome[m][MAX_ERRNO + 1]++;
+			}
+			if (!r.setup_failed) {
+				outcome[be][r.err > MAX_ERRNO ? MAX_ERRNO : r.err]++;
+				if (!r.err && x.created)
+					outcome[be][MAX_ERRNO + 1]++;
+			}
+		}
+		if (r.setup_failed) {
+			fmt(v->what[be], sizeof(v->what[be]), "%s", r.note);
+			v->disagreements++;
+			teardown();
+			continue;
+		}
+		snap_take(&got);
+		snap_expect(&want, pre, npre, &x);
+		why[0] = '\0';
+		made_by = x.created ? "created" : "opened";
+		if (r.err != x.err) {
+			fmt(why, sizeof(why), "got %s, model says %s", outcome_name(r.err, 0),
+				 x.err ? t_errname(x.err) : made_by);
+		} else if (!r.err && !r.isdir) {
+			fmt(why, sizeof(why), "the descriptor is not a directory");
+		} else if (!r.err && (stat(x.opened, &st) < 0 ||
+				      st.st_dev != r.dev || st.st_ino != r.ino)) {
+			fmt(why, sizeof(why), "the descriptor is not %s", x.opened);
+		} else if (!r.err && r.created >= 0 && r.created != x.created) {
+			fmt(why, sizeof(why), "created=%d, model says %d", r.created,
+				 x.created);
+		} else if (snap_diff(&got, &want, why, sizeof(why))) {
+			char tmp[760];
+
+			fmt(tmp, sizeof(tmp), "state after %s: %s",
+				 r.err ? t_errname(r.err) : "success", why);
+			fmt(why, sizeof(why), "%s", tmp);
+		}
+		if (why[0]) {
+			fmt(v->what[be], sizeof(v->what[be]), "%s", why);
+			v->disagreements++;
+		}
+		teardown();
+	}
+	return v->disagreements;
+}
+
+/* ---- shrinking ---- */
+
+static int still_fails(const struct fcase *c)
+{
+	struct verdict v;
+
+	return check_case(c, &v, 0) > 0;
+}
+
+static void shrink(struct fcase *c)
+{
+	int changed = 1, rounds = 0, b;
+
+	while (changed && rounds++ < 4) {
+		struct fcase t;
+
+		changed = 0;
+#define TRY(stmt) do { t = *c; stmt; if (memcmp(&t, c, sizeof(t)) && still_fails(&t)) { *c = t; changed = 1; } } while (0)
+		for (b = 0; b < 64; b++) {
+			uint64_t bit = 1ULL << b;
+
+			if (!(c->flags & bit) || bit == O_CREAT || bit == O_DIRECTORY)
+				continue;
+			TRY(t.flags &= ~bit);
+		}
+		for (b = 0; b < 7; b++)
+			if (c->resolve & (1ULL << b))
+				TRY(t.resolve &= ~(1ULL << b));
+		for (b = 0; b < 6; b++)
+			if (c->options & (1ULL << b))
+				TRY(t.options &= ~(1ULL << b));
+		if (!c->resolve && !c->options && !(c->flags >> 32))
+			TRY(t.api = API_OPENAT);
+		TRY(t.shape = SH_NAME);
+		TRY(t.namelen = 0);
+		TRY(t.tkind = TK_ABSENT);
+		TRY(t.tkind = TK_DIR);
+		TRY(t.pkind = PK_PLAIN);
+		TRY(t.pkind = PK_WORLD);
+		TRY(t.user = 0);
+		TRY(t.powner = OW_ROOT);
+		TRY(t.pgroup = OW_ROOT);
+		TRY(t.towner = OW_ROOT);
+		TRY(t.tmode = 0755);
+		TRY(t.mode = 0755);
+		TRY(t.umask = 022);
+#undef TRY
+	}
+}
+
+/* ---- environment discovery ---- */
+
+static uint64_t mnt_id(const char *path)
+{
+	struct statx stx;
+
+	if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &stx) < 0 ||
+	    !(stx.stx_mask & STATX_MNT_ID))
+		return 0;
+	return stx.stx_mnt_id;
+}
+
+/* The filesystem type of the mount that holds path (statfs lies on 9p). */
+static void fs_type_of(const char *path, char *type, size_t size)
+{
+	uint64_t want = mnt_id(path);
+	char line[4096];
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	fmt(type, size, "unknown");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long id;
+		char *sep = strstr(line, " - ");
+
+		if (sscanf(line, "%llu", &id) == 1 && id == want && sep) {
+			sscanf(sep + 3, "%63s", type);
+			break;
+		}
+	}
+	fclose(f);
+}
+
+static int is_atomic_open_fs(const char *type)
+{
+	static const char *const list[] = {
+		"9p", "nfs", "nfs4", "cifs", "smb3", "ceph", "gfs2", "vboxsf",
+	};
+	size_t i;
+
+	if (!strncmp(type, "fuse", 4))
+		return 1;
+	for (i = 0; i < sizeof(list) / sizeof(list[0]); i++)
+		if (!strcmp(type, list[i]))
+			return 1;
+	return 0;
+}
+
+static int user_can_search(const char *path)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0) {
+		if (setgroups(0, NULL) < 0 || setresgid(USER_GID, USER_GID, USER_GID) < 0 ||
+		    setresuid(USER_UID, USER_UID, USER_UID) < 0)
+			_exit(1);
+		_exit(access(path, X_OK) == 0 ? 0 : 1);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) < 0)
+		return 0;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+static int discover(const char *dir)
+{
+	char real[PATH_MAX], p[PATH_MAX + 64], *s;
+	struct stat st;
+	int fd, i;
+	FILE *f;
+
+	if (!realpath(dir, real)) {
+		fprintf(stderr, "fuzz: %s: %s\n", dir, strerror(errno));
+		return -1;
+	}
+	fmt(basedir, sizeof(basedir), "%s/ocdir-fuzz.%d", strcmp(real, "/") ? real : "",
+		 (int)getpid());
+	fmt(cdir, sizeof(cdir), "%s/c", basedir);
+	if (mkdir(basedir, 0755) < 0 || chmod(basedir, 0755) < 0) {
+		fprintf(stderr, "fuzz: mkdir %s: %s\n", basedir, strerror(errno));
+		return -1;
+	}
+	fmt(env.cdir, sizeof(env.cdir), "%s", cdir);
+	fs_type_of(basedir, env.fstype, sizeof(env.fstype));
+	env.atomic_open = is_atomic_open_fs(env.fstype);
+
+	/* "/" and every directory down to C, with their mount ids */
+	env.nanc = 0;
+	env.anc_mnt[env.nanc] = mnt_id("/");
+	env.anc_name[env.nanc++][0] = '\0';
+	for (s = cdir + 1; s && *s && env.nanc < FZ_MAX_ANCESTORS; ) {
+		char *e = strchr(s, '/');
+		size_t len = e ? (size_t)(e - s) : strlen(s);
+
+		fmt(env.anc_name[env.nanc], sizeof(env.anc_name[0]), "%.*s",
+			 (int)len, s);
+		fmt(p, sizeof(p), "%.*s", (int)(s - cdir + (long)len), cdir);
+		if (!e) {	/* C itself does not exist yet: same mount as its parent */
+			env.anc_mnt[env.nanc] = mnt_id(basedir);
+		} else {
+			env.anc_mnt[env.nanc] = mnt_id(p);
+		}
+		env.nanc++;
+		s = e ? e + 1 : NULL;
+	}
+	env.proc_mnt = stat("/proc/self/fd", &st) == 0 ? mnt_id("/proc") : 0;
+	f = fopen("/proc/sys/fs/protected_symlinks", "re");
+	if (f) {
+		if (fscanf(f, "%d", &env.protected_symlinks) != 1)
+			env.protected_symlinks = 0;
+		fclose(f);
+	}
+
+	/* facts about this filesystem that existing behaviour decides */
+	fd = open(basedir, O_RDONLY | O_DIRECTORY | O_DIRECT | O_CLOEXEC);
+	env.odirect_dirs = fd >= 0;
+	if (fd >= 0)
+		close(fd);
+	fd = open("/", O_RDONLY | O_DIRECTORY | O_DIRECT | O_CLOEXEC);
+	env.odirect_root = fd >= 0;
+	if (fd >= 0)
+		close(fd);
+	fmt(p, sizeof(p), "%s/cal", basedir);
+	umask(0);
+	env.perm_mask = 01777;
+	if (mkdir(p, 01777) == 0 && stat(p, &st) == 0)
+		env.perm_mask = st.st_mode & 01777;
+	umask(022);
+	caps.acl = set_default_acl(p, FZ_ACL_EXT) == 0;
+	rmdir(p);
+	fmt(p, sizeof(p), "%s/calf", basedir);
+	caps.fifo = mknod(p, S_IFIFO | 0600, 0) == 0 && unlink(p) == 0;
+	caps.sock = mknod(p, S_IFSOCK | 0600, 0) == 0 && unlink(p) == 0;
+	caps.chr = mknod(p, S_IFCHR | 0600, makedev(1, 3)) == 0 && unlink(p) == 0;
+	fmt(p, sizeof(p), "%s/calm", basedir);
+	caps.ro = mkdir(p, 0755) == 0 && mount(p, p, NULL, MS_BIND, NULL) == 0 &&
+		  mount(NULL, p, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL) == 0;
+	umount2(p, MNT_DETACH);
+	rmdir(p);
+	caps.user = user_can_search(basedir);
+	printf("# fuzz: %s on %s%s; O_DIRECT on dirs %s; mkdir keeps %04o; "
+	       "protected_symlinks=%d; default ACLs %s, ro bind %s, fifo %s, "
+	       "socket %s, chardev %s, uid %d %s\n", basedir, env.fstype,
+	       env.atomic_open ? " (->atomic_open: raw is lookup-only)" : "",
+	       env.odirect_dirs ? "works" : "EINVAL", env.perm_mask,
+	       env.protected_symlinks, caps.acl ? "yes" : "no", caps.ro ? "yes" : "no",
+	       caps.fifo ? "yes" : "no", caps.sock ? "yes" : "no",
+	       caps.chr ? "yes" : "no", USER_UID, caps.user ? "yes" : "no (root only)");
+	for (i = 0; verbose && i < env.nanc; i++)
+		printf("#   ancestor %d %s mnt %" PRIu64 "\n", i, env.anc_name[i],
+		       env.anc_mnt[i]);
+	return 0;
+}
+
+/* The side-effect-free probe of SPEC section 2: an fd means the feature. */
+static int kernel_has_feature(int *err)
+{
+	int fd = openat(AT_FDCWD, basedir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r;
+
+	if (fd < 0) {
+		*err = errno;
+		return 0;
+	}
+	r = (int)syscall(SYS_openat, fd, ".", O_CREAT | O_DIRECTORY | O_RDONLY | O_CLOEXEC, 0);
+	*err = r < 0 ? errno : 0;
+	close(fd);
+	if (r >= 0)
+		close(r);
+	return r >= 0;
+}
+
+/* ---- main ---- */
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: fuzz --seed S (--cases N | --case I) --dir DIR "
+		"[--backends raw,model,emulated,native] [--verbose]\n");
+	exit(2);
+}
+
+static void print_outcomes(void)
+{
+	int be, e;
+
+	for (be = 0; be <= OUT_MODEL_LIB; be++) {
+		char line[4096];
+		size_t n = 0;
+
+		if (be < BE_COUNT && !use_backend[be])
+			continue;
+		if (!outcome[be][0] && !outcome[be][MAX_ERRNO + 1] && be >= BE_COUNT) {
+			for (e = 1; e <= MAX_ERRNO && !outcome[be][e]; e++)
+				;
+			if (e > MAX_ERRNO)
+				continue;
+		}
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "# outcomes %s:",
+				      be == OUT_MODEL_KERNEL ? "model(kernel)" :
+				      be == OUT_MODEL_LIB ? "model(library)" :
+				      backend_names[be]);
+		for (e = 0; e <= MAX_ERRNO; e++) {
+			unsigned long k = outcome[be][e];
+
+			if (!k)
+				continue;
+			if (e == 0)
+				n += (size_t)snprintf(line + n, sizeof(line) - n,
+						      " fd=%lu (created %lu)", k,
+						      outcome[be][MAX_ERRNO + 1]);
+			else
+				n += (size_t)snprintf(line + n, sizeof(line) - n, " %s=%lu",
+						      e ? t_errname(e) : "fd", k);
+			if (n >= sizeof(line))
+				break;
+		}
+		puts(line);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t seed = 0, cases = 0, one = 0, i, bad = 0;
+	int have_seed = 0, have_one = 0, reports = 0, be, ferr;
+	const char *dir = NULL, *backends = "model,emulated";
+	char list[256], *tok, *save = NULL;
+	time_t start = time(NULL);
+
+	for (int a = 1; a < argc; a++) {
+		if (!strcmp(argv[a], "--seed") && a + 1 < argc) {
+			seed = strtoull(argv[++a], NULL, 0);
+			have_seed = 1;
+		} else if (!strcmp(argv[a], "--cases") && a + 1 < argc) {
+			cases = strtoull(argv[++a], NULL, 0);
+		} else if (!strcmp(argv[a], "--case") && a + 1 < argc) {
+			one = strtoull(argv[++a], NULL, 0);
+			have_one = 1;
+		} else if (!strcmp(argv[a], "--dir") && a + 1 < argc) {
+			dir = argv[++a];
+		} else if (!strcmp(argv[a], "--backends") && a + 1 < argc) {
+			backends = argv[++a];
+		} else if (!strcmp(argv[a], "--verbose")) {
+			verbose = 1;
+		} else {
+			usage();
+		}
+	}
+	if (!have_seed || !dir || (!cases && !have_one))
+		usage();
+	fmt(list, sizeof(list), "%s", backends);
+	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (be = 0; be < BE_COUNT; be++)
+			if (!strcmp(tok, backend_names[be]))
+				use_backend[be] = 1;
+		if (strcmp(tok, "model") && strcmp(tok, "raw") && strcmp(tok, "emulated") &&
+		    strcmp(tok, "native"))
+			usage();
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (geteuid() != 0) {
+		printf("SKIP: fuzz seed %" PRIu64 ": needs root (setup, mounts, setresuid)\n", seed);
+		return T_EXIT_SKIP;
+	}
+	/* our bind mounts stay ours */
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		fprintf(stderr, "fuzz: no private mount namespace (%s): no read-only parents\n",
+			strerror(errno));
+	if (discover(dir) < 0)
+		return T_EXIT_FAIL;
+	if (use_backend[BE_RAW] && !kernel_has_feature(&ferr)) {
+		printf("FAIL: fuzz seed %" PRIu64 ": raw: kernel lacks the feature "
+		       "(probe openat(d, \".\", O_CREAT|O_DIRECTORY): %s)\n", seed,
+		       t_errname(ferr));
+		use_backend[BE_RAW] = 0;
+		bad++;
+	}
+	if (have_one) {
+		cases = 1;
+	}
+	for (i = 0; i < cases; i++) {
+		uint64_t index = have_one ? one : i;
+		struct fcase c, orig;
+		struct verdict v;
+		char desc[2048];
+
+		generate(seed, index, &c);
+		if (verbose) {
+			describe(&c, desc, sizeof(desc));
+			printf("# case %" PRIu64 ": %s\n", index, desc);
+		}
+		if (!check_case(&c, &v, 1))
+			continue;
+		bad++;
+		if (reports++ >= MAX_REPORTS && !have_one)
+			continue;
+		orig = c;
+		shrink(&c);
+		check_case(&c, &v, 0);
+		describe(&c, desc, sizeof(desc));
+		for (be = 0; be < BE_COUNT; be++)
+			if (v.what[be][0])
+				printf("FAIL: fuzz seed %" PRIu64 " case %" PRIu64 ": %s: %s\n",
+				       seed, index, backend_names[be], v.what[be]);
+		if (!v.disagreements) {
+			describe(&orig, desc, sizeof(desc));
+			printf("FAIL: fuzz seed %" PRIu64 " case %" PRIu64
+			       ": disagreement went away while shrinking\n", seed, index);
+		}
+		printf("#   minimized: %s\n", desc);
+		printf("#   on %s (%s); replay: tests/fuzz/fuzz --seed %" PRIu64 " --case %"
+		       PRIu64 " --dir %s --backends %s\n", dir, env.fstype, seed, index,
+		       dir, backends);
+	}
+	print_outcomes();
+	teardown();
+	remove_tree_at(AT_FDCWD, basedir);
+	printf("# %" PRIu64 " cases in %lds\n", cases, (long)(time(NULL) - start));
+	if (bad)
+		printf("FAIL: fuzz seed %" PRIu64 ": %" PRIu64 " cases, %" PRIu64
+		       " disagreements\n", seed, cases, bad);
+	else
+		printf("PASS: fuzz seed %" PRIu64 ": %" PRIu64 " cases, 0 disagreements\n",
+		       seed, cases);
+	return bad ? T_EXIT_FAIL : T_EXIT_PASS;
+}
