@@ -40,6 +40,7 @@
 #include <stdint.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -134,6 +135,7 @@ struct fcase {
 	unsigned int tmode;
 	int shape;
 	int namelen;		/* 0: "n", 1: 255 bytes, 2: 256 bytes */
+	int nofile;		/* the fd table is full (RLIMIT_NOFILE): EMFILE */
 };
 
 /* ---- environment ---- */
@@ -238,6 +240,7 @@ static void generate(uint64_t seed, uint64_t index, struct fcase *c)
 	c->tmode = tmodes[pick(&s, 4)];
 	c->shape = chance(&s, 45) ? SH_NAME : (int)pick(&s, SH_COUNT);
 	c->namelen = chance(&s, 4) ? 1 + (int)pick(&s, 2) : 0;
+	c->nofile = chance(&s, 3);
 
 	/* What this filesystem or this run cannot set up becomes plainer. */
 	if ((c->pkind == PK_ACL_MIN || c->pkind == PK_ACL_EXT) && !caps.acl)
@@ -332,13 +335,14 @@ static void describe(const struct fcase *c, char *buf, size_t size)
 	fmt(buf, size,
 		 "api=%s flags=%s mode=0%" PRIo64 " resolve=%s options=0x%" PRIx64
 		 " umask=0%03o caller=%s parent=%s(owner=%s,group=%s) "
-		 "target=%s(owner=%s,mode=0%o) path=%s name=%s",
+		 "target=%s(owner=%s,mode=0%o) path=%s name=%s%s",
 		 c->api == API_OPENAT2 ? "openat2" : "openat", f, c->mode, r,
 		 c->options, c->umask, c->user ? "uid1000" : "root",
 		 parent_names[c->pkind], owner_names[c->powner],
 		 owner_names[c->pgroup], target_names[c->tkind],
 		 owner_names[c->towner], c->tmode, shape_names[c->shape],
-		 c->namelen == 0 ? "n" : c->namelen == 1 ? "x*255" : "x*256");
+		 c->namelen == 0 ? "n" : c->namelen == 1 ? "x*255" : "x*256",
+		 c->nofile ? " fd-table=full" : "");
 }
 
 /* ---- pre-state plan: the single description setup and model share ---- */
@@ -785,6 +789,7 @@ static void fill_call(const struct fcase *c, int sem, const char *path,
 	call->gid = c->user ? USER_GID : 0;
 	call->dirfd_rel = dirfd_rel;
 	call->path = path;
+	call->nofile = c->nofile;
 }
 
 static int model_sem(const struct fcase *c, int be)
@@ -847,6 +852,25 @@ static void child_run(const struct fcase *c, int be, const char *tpath,
 			goto done;
 		}
 		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);	/* /proc/self/fd stays ours */
+	}
+	if (c->nofile) {
+		/* the lowest free descriptor becomes the limit: the next open fails */
+		int free_fd = dup(0);
+		struct rlimit rl;
+
+		if (free_fd >= 0)
+			close(free_fd);
+		if (free_fd < 0 || getrlimit(RLIMIT_NOFILE, &rl) < 0) {
+			r.setup_failed = 1;
+			snprintf(r.note, sizeof(r.note), "RLIMIT_NOFILE: %s", strerror(errno));
+			goto done;
+		}
+		rl.rlim_cur = (rlim_t)free_fd;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
+			r.setup_failed = 1;
+			snprintf(r.note, sizeof(r.note), "setrlimit: %s", strerror(errno));
+			goto done;
+		}
 	}
 	if (be == BE_RAW && c->api == API_OPENAT) {
 		fd = (int)syscall(SYS_openat, dirfd, path, (int)(uint32_t)c->flags,
@@ -1068,6 +1092,7 @@ static void shrink(struct fcase *c)
 		TRY(t.tmode = 0755);
 		TRY(t.mode = 0755);
 		TRY(t.umask = 022);
+		TRY(t.nofile = 0);
 #undef TRY
 	}
 }

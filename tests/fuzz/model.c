@@ -581,6 +581,15 @@ int fz_model(const struct fz_env *env, const struct fz_entry *pre, int npre,
 		out->err = -r;
 		return 0;
 	}
+	/* do_sys_openat2(): flags, then getname(), then the descriptor */
+	if (!call->path[0] || strlen(call->path) >= PATH_MAX) {
+		out->err = call->path[0] ? ENAMETOOLONG : ENOENT;
+		return 0;
+	}
+	if (call->nofile) {
+		out->err = EMFILE;	/* rule 15: nothing is created */
+		return 0;
+	}
 	if (build_tree(&t, env, pre, npre) < 0)
 		return -1;
 	w.dirfd = call->dirfd_rel[0] ? lookup_rel(&t, call->dirfd_rel) : t.c;

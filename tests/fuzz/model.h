@@ -71,6 +71,7 @@ struct fz_call {
 	unsigned int uid, gid;	/* fsuid/fsgid of the caller, no supplementary groups */
 	const char *dirfd_rel;	/* "" for C itself, else relative to C */
 	const char *path;	/* "DIRFD" stands for the dirfd's number */
+	int nofile;		/* no free descriptor (RLIMIT_NOFILE) */
 };
 
 struct fz_expect {
