@@ -32,7 +32,8 @@ int oc_is_dot_name(const char *last)
 /*
  * Split `path` into the directory to look the last component up in and the
  * last component, trailing slashes dropped. "/" (or "//") gives last "/"
- * and no parent; "name" gives parent ".". Both strings are malloc'ed.
+ * and no parent; "name" gives parent "./.", "a/b" parent "a/.". Both
+ * strings are malloc'ed.
  */
 int oc_split_path(const char *path, char **parent, char **last)
 {
@@ -54,12 +55,16 @@ int oc_split_path(const char *path, char **parent, char **last)
 	while (cut > 0 && path[cut - 1] != '/')
 		cut--;
 	*last = strndup(path + cut, len - cut);
-	if (cut == 0)
-		*parent = strdup(".");
-	else if (cut == 1)
-		*parent = strdup("/");
-	else
-		*parent = strndup(path, cut - 1);
+	/*
+	 * The parent ends in "/." so that its own last component is walked as
+	 * an interior one, as in the full path: the kernel checks
+	 * fs.protected_symlinks only for a trailing symlink.
+	 */
+	*parent = malloc(cut + 4);
+	if (*parent) {
+		memcpy(*parent, path, cut);
+		memcpy(*parent + cut, cut ? "." : "./.", cut ? 2 : 4);
+	}
 	if (!*last || !*parent) {
 		free(*last);
 		free(*parent);
@@ -288,7 +293,7 @@ static char *join_link(const char *parent, const char *target)
 	size_t pl, tl = strlen(target);
 	char *s;
 
-	if (target[0] == '/' || !parent || !strcmp(parent, "."))
+	if (target[0] == '/' || !parent)
 		return strdup(target);
 	pl = strlen(parent);
 	s = malloc(pl + tl + 2);

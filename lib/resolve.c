@@ -56,10 +56,13 @@ int oc_is_magic_link(int linkfd, const char *target)
 }
 
 /*
- * fs.protected_symlinks, which the kernel applies when it follows a link and
- * the emulation must apply when it follows one by its text: in a sticky,
- * world-writable directory only links owned by the follower or by the
- * directory's owner are followed. An unreadable sysctl counts as on.
+ * fs.protected_symlinks, which the kernel applies when it follows a
+ * trailing link and the emulation must apply when it follows one by its
+ * text: in a sticky, world-writable directory only links owned by the
+ * follower or by the directory's owner are followed. The kernel records the
+ * parent's mode for the last component only, so interior links are not
+ * checked, and the resolver does not check them either. An unreadable
+ * sysctl counts as on.
  */
 int oc_may_follow(int dirfd, int linkfd)
 {
@@ -260,11 +263,6 @@ static int walk_path(struct walk *w, const char *path, int nofollow_last)
 			if (w->resolve & OCDIR_RESOLVE_NO_SYMLINKS) {
 				close(fd);
 				r = -ELOOP;
-				goto out;
-			}
-			r = oc_may_follow(w->cur, fd);
-			if (r) {
-				close(fd);
 				goto out;
 			}
 			n = readlinkat(fd, "", target, sizeof(target));
