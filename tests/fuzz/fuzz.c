@@ -153,6 +153,7 @@ static int verbose;
 enum backend { BE_RAW, BE_EMULATED, BE_NATIVE, BE_COUNT };
 static const char *const backend_names[] = { "raw", "emulated", "native" };
 static int use_backend[BE_COUNT];
+static unsigned long disagreed[BE_COUNT];	/* cases, per backend */
 
 /* Outcome counters: per backend, per errno (0 = a descriptor). */
 #define MAX_ERRNO 140
@@ -1392,6 +1393,9 @@ int main(int argc, char **argv)
 		if (!check_case(&c, &v, 1))
 			continue;
 		bad++;
+		for (be = 0; be < BE_COUNT; be++)
+			if (v.what[be][0])
+				disagreed[be]++;
 		if (reports++ >= MAX_REPORTS && !have_one)
 			continue;
 		orig = c;
@@ -1413,6 +1417,10 @@ int main(int argc, char **argv)
 		       dir, backends);
 	}
 	print_outcomes();
+	for (be = 0; be < BE_COUNT; be++)
+		if (use_backend[be])
+			printf("# disagreements %s: %lu of %" PRIu64 " cases\n",
+			       backend_names[be], disagreed[be], cases);
 	teardown();
 	remove_tree_at(AT_FDCWD, basedir);
 	printf("# %" PRIu64 " cases in %lds\n", cases, (long)(time(NULL) - start));
