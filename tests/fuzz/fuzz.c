@@ -4,6 +4,7 @@
  *
  *   fuzz --seed S --cases N --dir DIR [--backends raw,model,emulated,native]
  *   fuzz --seed S --case I  --dir DIR [...]     replay (and shrink) case I
+ *   --max-seconds T stops generating after T seconds (the count is reported)
  *
  * Case I of seed S is a pure function of (S, I): open flags (every bit,
  * invalid ones included), mode, umask, resolve flags, library options, the
@@ -1277,7 +1278,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: fuzz --seed S (--cases N | --case I) --dir DIR "
-		"[--backends raw,model,emulated,native] [--verbose]\n");
+		"[--backends raw,model,emulated,native] [--max-seconds T] [--verbose]\n");
 	exit(2);
 }
 
@@ -1322,7 +1323,7 @@ static void print_outcomes(void)
 
 int main(int argc, char **argv)
 {
-	uint64_t seed = 0, cases = 0, one = 0, i, bad = 0;
+	uint64_t seed = 0, cases = 0, one = 0, i, bad = 0, max_seconds = 0;
 	int have_seed = 0, have_one = 0, reports = 0, be, ferr;
 	const char *dir = NULL, *backends = "model,emulated";
 	char list[256], *tok, *save = NULL;
@@ -1341,6 +1342,8 @@ int main(int argc, char **argv)
 			dir = argv[++a];
 		} else if (!strcmp(argv[a], "--backends") && a + 1 < argc) {
 			backends = argv[++a];
+		} else if (!strcmp(argv[a], "--max-seconds") && a + 1 < argc) {
+			max_seconds = strtoull(argv[++a], NULL, 0);
 		} else if (!strcmp(argv[a], "--verbose")) {
 			verbose = 1;
 		} else {
@@ -1385,6 +1388,13 @@ int main(int argc, char **argv)
 		struct verdict v;
 		char desc[2048];
 
+		if (max_seconds && !have_one &&
+		    (uint64_t)(time(NULL) - start) >= max_seconds) {
+			printf("# stopped after %" PRIu64 " s (--max-seconds): %" PRIu64
+			       " of %" PRIu64 " cases run\n", max_seconds, i, cases);
+			cases = i;
+			break;
+		}
 		generate(seed, index, &c);
 		if (verbose) {
 			describe(&c, desc, sizeof(desc));
