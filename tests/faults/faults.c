@@ -16,12 +16,14 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/quota.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -605,33 +607,248 @@ static void ns_detached(void)
 	rmdir(mnt);
 }
 
-/* EDQUOT needs an ext4 with quota; we only use one if it is mounted so. */
-static void case_edquot(void)
-{
-	FILE *m = fopen("/proc/mounts", "r");
-	char line[512];
-	int found = 0;
+/*
+ * A loop-mounted ext4 of our own (mkfs.ext4 FEATURES, mount OPTS) at a
+ * fresh directory. Returns 0, or a reason to skip in why.
+ */
+struct loopfs {
+	char img[PATH_MAX], mnt[PATH_MAX], dev[64];
+};
 
-	while (m && fgets(line, sizeof(line), m))
-		if (strstr(line, " ext4 ") && (strstr(line, "usrquota") || strstr(line, "quota,") ||
-					       strstr(line, "usrjquota")))
-			found = 1;
-	if (m)
-		fclose(m);
-	if (!found) {
-		t_skip("EDQUOT", "no ext4 mounted with quota here (the guest's /mnt/ext4 has none, and "
-		       "the guest kernel has no loop device to make one)");
-		return;
+static int loop_ext4(struct loopfs *l, const char *mkfs_args, const char *opts,
+		     char *why, size_t whysize)
+{
+	char cmd[PATH_MAX * 2];
+	FILE *p;
+	int fd;
+
+	snprintf(l->img, sizeof(l->img), "%s/ocdir-faults.img.XXXXXX", topdir);
+	fd = mkstemp(l->img);
+	if (fd < 0 || ftruncate(fd, 96 << 20)) {
+		snprintf(why, whysize, "cannot make an image file: %s", strerror(errno));
+		return -1;
 	}
-	t_skip("EDQUOT", "an ext4 with quota is mounted, but setting limits on it is not "
-	       "implemented in this test");
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "mkfs.ext4 -q -F %s '%s' >/dev/null 2>&1", mkfs_args, l->img);
+	if (system(cmd) != 0) {
+		snprintf(why, whysize, "mkfs.ext4 %s failed (is e2fsprogs installed?)", mkfs_args);
+		unlink(l->img);
+		return -1;
+	}
+	snprintf(cmd, sizeof(cmd), "losetup -f --show '%s' 2>/dev/null", l->img);
+	p = popen(cmd, "r");
+	l->dev[0] = '\0';
+	if (!p || !fgets(l->dev, sizeof(l->dev), p) || l->dev[0] != '/') {
+		if (p)
+			pclose(p);
+		snprintf(why, whysize, "no loop device (losetup failed; the guest kernel has "
+			 "no CONFIG_BLK_DEV_LOOP)");
+		unlink(l->img);
+		return -1;
+	}
+	pclose(p);
+	l->dev[strcspn(l->dev, "\n")] = '\0';
+	snprintf(l->mnt, sizeof(l->mnt), "%s/ocdir-faults.mnt.XXXXXX", topdir);
+	if (!mkdtemp(l->mnt) || mount(l->dev, l->mnt, "ext4", 0, opts)) {
+		snprintf(why, whysize, "mount ext4 -o %s: %s", opts, strerror(errno));
+		snprintf(cmd, sizeof(cmd), "losetup -d '%s'", l->dev);
+		if (system(cmd) != 0)
+			fprintf(stderr, "faults: %s failed\n", cmd);
+		unlink(l->img);
+		return -1;
+	}
+	return 0;
 }
 
-static void case_emlink(void)
+static void loop_ext4_free(struct loopfs *l)
 {
-	t_skip("EMLINK", "not reachable on tmpfs or ext4 with dir_nlink (no link limit for "
-	       "directories); ext4 without dir_nlink needs 65000 subdirectories on a "
-	       "loop-mounted image");
+	char cmd[128];
+
+	umount2(l->mnt, MNT_DETACH);
+	rmdir(l->mnt);
+	snprintf(cmd, sizeof(cmd), "losetup -d '%s'", l->dev);
+	if (system(cmd) != 0)
+		fprintf(stderr, "faults: %s failed\n", cmd);
+	unlink(l->img);
+}
+
+/* Run fn(arg) in a child with all ids set to uid; its results count here. */
+static void as_user(uid_t uid, void (*fn)(void *), void *arg)
+{
+	struct t_counts *box;
+	pid_t pid;
+	int status;
+
+	box = mmap(NULL, sizeof(*box), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (box == MAP_FAILED)
+		return;
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		t_counts = (struct t_counts){ 0, 0, 0 };
+		if (setgroups(0, NULL) || setresgid(uid, uid, uid) || setresuid(uid, uid, uid))
+			t_fail("as_user", "cannot become uid %u: %s", (unsigned int)uid, strerror(errno));
+		else
+			fn(arg);
+		*box = t_counts;
+		fflush(stdout);
+		_exit(0);
+	}
+	if (pid > 0 && waitpid(pid, &status, 0) == pid) {
+		t_counts.passed += box->passed;
+		t_counts.failed += box->failed;
+		t_counts.skipped += box->skipped;
+	}
+	munmap(box, sizeof(*box));
+}
+
+#define QUOTA_USER 65534
+
+/* As QUOTA_USER: use the inode quota up, then leave 0..2 inodes of it. */
+static void edquot_tries(void *arg)
+{
+	const char *mnt = arg;
+	char name[64], f[32];
+	struct before b;
+	int dirfd, n, k, r, saw = 0;
+
+	dirfd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (n = 0; n < 64; n++) {
+		snprintf(f, sizeof(f), "fill%d", n);
+		r = openat(dirfd, f, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (r < 0)
+			break;
+		close(r);
+	}
+	if (errno != EDQUOT) {
+		t_fail("EDQUOT", "filling the quota stopped with %s after %d files",
+		       t_errname(errno), n);
+		close(dirfd);
+		return;
+	}
+	for (k = 0; k <= 2; k++) {
+		if (k) {
+			snprintf(f, sizeof(f), "fill%d", n - k);
+			unlinkat(dirfd, f, 0);
+		}
+		snprintf(name, sizeof(name), "EDQUOT with %d inode%s left in the quota", k,
+			 k == 1 ? "" : "s");
+		before(dirfd, &b);
+		r = call(dirfd, "new", 0, 0);
+		if (r >= 0) {
+			close(r);
+			T_CHECK(name, k >= 1 && unlinkat(dirfd, "new", AT_REMOVEDIR) == 0,
+				"succeeded with no inode left in the quota");
+			continue;
+		}
+		saw |= r == -EDQUOT;
+		verdict(name, dirfd, &b, r, ERRS(EDQUOT));
+	}
+	T_CHECK("EDQUOT: at least one try ran out", saw, "no try got EDQUOT");
+	close(dirfd);
+}
+
+/*
+ * A tmpfs with a default inode quota (CONFIG_TMPFS_QUOTA, 6.6+), else an
+ * ext4 image with the quota feature (CONFIG_QFMT_V2 and a loop device).
+ * Root is exempt from quotas, so the calls run as QUOTA_USER.
+ */
+static void ns_edquot(void)
+{
+	char why[256], mnt[PATH_MAX];
+	struct dqblk dq = { 0 };
+	struct loopfs l;
+
+	if (tiny_tmpfs(mnt, sizeof(mnt), "size=4m,mode=0777,usrquota,usrquota_inode_hardlimit=6") == 0) {
+		as_user(QUOTA_USER, edquot_tries, mnt);
+		umount2(mnt, MNT_DETACH);
+		rmdir(mnt);
+		return;
+	}
+	rmdir(mnt);
+	if (loop_ext4(&l, "-O quota -E quotatype=usrquota", "usrquota", why, sizeof(why))) {
+		t_skip("EDQUOT", "no tmpfs quota (CONFIG_TMPFS_QUOTA) and no ext4 quota: %s%s", why,
+		       errno == EINVAL ? " (ext4 quotas need CONFIG_QUOTA and CONFIG_QFMT_V2)" : "");
+		return;
+	}
+	dq.dqb_ihardlimit = 6;
+	dq.dqb_valid = QIF_ILIMITS;
+	if (chmod(l.mnt, 0777) ||
+	    quotactl(QCMD(Q_SETQUOTA, USRQUOTA), l.dev, QUOTA_USER, (caddr_t)&dq))
+		t_fail("EDQUOT", "setting the quota: %s", strerror(errno));
+	else
+		as_user(QUOTA_USER, edquot_tries, l.mnt);
+	loop_ext4_free(&l);
+}
+
+/*
+ * ext4 without dir_nlink stops a directory at 65000 links (EXT4_LINK_MAX):
+ * fill one up to the limit, leave 0..2 links free.
+ */
+static void ns_emlink(void)
+{
+	char why[256], name[64], sub[32];
+	struct loopfs l;
+	struct before b;
+	int dirfd, n, k, r, saw = 0;
+
+	if (loop_ext4(&l, "-O ^dir_nlink -N 70000", "", why, sizeof(why))) {
+		t_skip("EMLINK", "%s", why);
+		return;
+	}
+	dirfd = open(l.mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (n = 0; n < 70000; n++) {
+		snprintf(sub, sizeof(sub), "d%d", n);
+		if (mkdirat(dirfd, sub, 0755))
+			break;
+	}
+	if (errno != EMLINK) {
+		t_skip("EMLINK", "filling a directory stopped with %s after %d, not EMLINK",
+		       t_errname(errno), n);
+		goto out;
+	}
+	printf("# EMLINK: the directory is full after %d subdirectories\n", n);
+	for (k = 0; k <= 2; k++) {
+		if (k) {
+			snprintf(sub, sizeof(sub), "d%d", n - k);
+			unlinkat(dirfd, sub, AT_REMOVEDIR);
+		}
+		snprintf(name, sizeof(name), "EMLINK with %d link%s free", k, k == 1 ? "" : "s");
+		/* Listing 65000 names is pointless: look only for new entries. */
+		b.tree.len = 0;
+		b.fds = t_count_fds();
+		r = call(dirfd, "new", 0, 0);
+		if (r >= 0) {
+			close(r);
+			T_CHECK(name, k >= 1 && unlinkat(dirfd, "new", AT_REMOVEDIR) == 0,
+				"succeeded in a full directory");
+			continue;
+		}
+		saw |= r == -EMLINK;
+		{
+			struct stat st;
+			int left = fstatat(dirfd, "new", &st, AT_SYMLINK_NOFOLLOW) == 0;
+			DIR *d = fdopendir(openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+			struct dirent *de;
+
+			while (d && (de = readdir(d)))
+				left += !strncmp(de->d_name, ".ocdir-stage", 12);
+			if (d)
+				closedir(d);
+			if (r != -EMLINK)
+				t_fail(name, "errno %s, expected EMLINK", t_errname(-r));
+			else if (t_count_fds() != b.fds)
+				t_fail(name, "EMLINK, but descriptors leaked");
+			else if (left)
+				t_fail(name, "EMLINK, but %d entries were left", left);
+			else
+				t_pass(name);
+		}
+	}
+	T_CHECK("EMLINK: at least one try ran out", saw, "no try got EMLINK");
+out:
+	close(dirfd);
+	loop_ext4_free(&l);
 }
 
 /* ---- out of memory: the Nth allocation of the call fails ---- */
@@ -800,14 +1017,14 @@ int main(int argc, char **argv)
 	case_enametoolong();
 	case_eloop();
 	case_parent_removed();
-	case_edquot();
-	case_emlink();
 	if (geteuid() == 0) {
 		in_namespace(ns_enospc, "ENOSPC");
 		in_namespace(ns_erofs, "EROFS");
 		in_namespace(ns_detached, "lazy unmount");
+		in_namespace(ns_edquot, "EDQUOT");
+		in_namespace(ns_emlink, "EMLINK");
 	} else {
-		t_skip("ENOSPC, EROFS, lazy unmount", "need root for mounts");
+		t_skip("ENOSPC, EROFS, lazy unmount, EDQUOT, EMLINK", "need root for mounts");
 	}
 	if (use_raw)
 		t_skip("ENOMEM", "the kernel call allocates nothing in userspace");
