@@ -113,14 +113,14 @@ enum shape {
 	SH_NAME, SH_SLASH, SH_SLASH2, SH_DOT, SH_DOTDOT, SH_ROOT, SH_NAME_DOT,
 	SH_MISSING_PARENT, SH_FILE_PARENT, SH_LINK_MID, SH_ABSLINK_MID,
 	SH_DOTDOT_MID, SH_ESCAPE, SH_ABS, SH_MAGIC, SH_DIRFD_P, SH_EMPTY,
-	SH_LONGPATH,
+	SH_LONGPATH, SH_UNDER,
 	SH_COUNT
 };
 static const char *const shape_names[] = {
 	"P/N", "P/N/", "P/N//", "P/.", "P/..", "/", "P/N/.", "P/missing/N",
 	"P/f2/N", "L/N (L->P)", "A/N (A->/abs/P)", "P/d2/../N",
 	"../c/P/N", "/abs/c/P/N", "/proc/self/fd/DIRFD/P/N", "N (dirfd P)",
-	"\"\"", "P/./././...(>PATH_MAX)/N",
+	"\"\"", "P/./././...(>PATH_MAX)/N", "P/N/x",
 };
 
 enum owner { OW_ROOT, OW_CALLER, OW_OTHER, OW_THIRD, OW_COUNT };
@@ -491,6 +491,7 @@ static void case_path(const struct fcase *c, char *buf, size_t size,
 	case SH_MAGIC: fmt(buf, size, "/proc/self/fd/DIRFD/P/%s", name); break;
 	case SH_DIRFD_P: fmt(buf, size, "%s", name); *dirfd_rel = "P"; break;
 	case SH_EMPTY: buf[0] = '\0'; break;
+	case SH_UNDER: fmt(buf, size, "P/%s/x", name); break;
 	case SH_LONGPATH:
 		n = (size_t)snprintf(buf, size, "P/");
 		while (n + 2 < size && n < PATH_MAX + 8)
@@ -607,6 +608,10 @@ static const char *setup(const struct fz_entry *e, int n)
 			return "lchown";
 		if (e[i].type != FT_LNK && chmod(path, e[i].perm) < 0)
 			return "chmod";
+	}
+	/* after the children were made, so that they inherit nothing */
+	for (i = 0; i < n; i++) {
+		fmt(path, sizeof(path), "%s/%s", cdir, e[i].path);
 		if (e[i].acl && set_default_acl(path, e[i].acl) < 0)
 			return "setxattr system.posix_acl_default";
 	}
