@@ -40,6 +40,8 @@ struct oc_req {
 int oc_openat(int dirfd, const char *path, int flags, mode_t mode);
 int oc_openat2(int dirfd, const char *path, uint64_t flags, uint64_t mode,
 	       uint64_t resolve);
+int oc_openat2_retry(int dirfd, const char *path, uint64_t flags,
+		     uint64_t mode, uint64_t resolve);
 int oc_renameat2(int olddirfd, const char *oldpath, int newdirfd,
 		 const char *newpath, unsigned int flags);
 int oc_mount_id(int fd, uint64_t *id);

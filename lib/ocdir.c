@@ -81,8 +81,8 @@ static int native_call(int dirfd, const char *path, const struct oc_req *req,
 		       int flags)
 {
 	if (req->resolve)
-		return oc_openat2(dirfd, path, (unsigned int)flags, req->mode,
-				  req->resolve);
+		return oc_openat2_retry(dirfd, path, (unsigned int)flags,
+					req->mode, req->resolve);
 	return oc_openat(dirfd, path, flags, req->mode);
 }
 
@@ -121,7 +121,9 @@ int oc_create_or_open(int dirfd, const char *path, const struct oc_req *req,
 	if (c->native && !(req->resolve && (c->force_resolver || oc_openat2_missing()))) {
 		r = native_open(dirfd, path, req, created);
 		/* Rule 13: a lookup-only ->atomic_open said ENOENT; create here. */
-		if (r != -ENOENT && !(req->resolve && (r == -ENOSYS || r == -EPERM)))
+		/* ENOSYS/EPERM (seccomp) and a persistent EAGAIN: the emulation. */
+		if (r != -ENOENT && !(req->resolve && (r == -ENOSYS || r == -EPERM ||
+						       r == -EAGAIN)))
 			return r;
 		if (req->resolve && r == -ENOSYS)
 			oc_set_openat2_missing();

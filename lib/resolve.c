@@ -406,9 +406,13 @@ int oc_scoped_open(int rootfd, const char *path, int oflags, uint64_t resolve)
 	if (!resolve)
 		return oc_openat(rootfd, path, oflags, 0);
 	if (!oc_config()->force_resolver && !oc_openat2_missing()) {
-		r = oc_openat2(rootfd, path, (unsigned int)oflags, 0, resolve);
-		/* A seccomp filter may answer either; neither says anything about the path. */
-		if (r != -ENOSYS && r != -EPERM)
+		r = oc_openat2_retry(rootfd, path, (unsigned int)oflags, 0, resolve);
+		/*
+		 * A seccomp filter may answer ENOSYS or EPERM; neither says
+		 * anything about the path. A busy system can keep a ".." in
+		 * EAGAIN: the resolver does not have that failure mode.
+		 */
+		if (r != -ENOSYS && r != -EPERM && r != -EAGAIN)
 			return r;
 		if (r == -ENOSYS)
 			oc_set_openat2_missing();

@@ -40,6 +40,21 @@ int oc_openat2(int dirfd, const char *path, uint64_t flags, uint64_t mode,
 	return (int)oc_ret(syscall(SYS_openat2, dirfd, path, &how, sizeof(how)));
 }
 
+/*
+ * openat2 with RESOLVE_BENEATH or RESOLVE_IN_ROOT answers EAGAIN when a ".."
+ * raced with any rename or mount change on the system, not only in our
+ * tree; such a retry is cheap and almost always succeeds.
+ */
+int oc_openat2_retry(int dirfd, const char *path, uint64_t flags,
+		     uint64_t mode, uint64_t resolve)
+{
+	int i, r = -EAGAIN;
+
+	for (i = 0; i < 64 && r == -EAGAIN; i++)
+		r = oc_openat2(dirfd, path, flags, mode, resolve);
+	return r;
+}
+
 int oc_renameat2(int olddirfd, const char *oldpath, int newdirfd,
 		 const char *newpath, unsigned int flags)
 {

@@ -159,8 +159,11 @@ int main(int argc, char **argv)
 				};
 				int a, b, erra, errb;
 
-				a = (int)syscall(SYS_openat2, dfd, corpus[p], &how, sizeof(how));
-				erra = errno;
+				/* EAGAIN: a ".." raced with some rename on the system. */
+				do {
+					a = (int)syscall(SYS_openat2, dfd, corpus[p], &how, sizeof(how));
+					erra = errno;
+				} while (a < 0 && erra == EAGAIN);
 				b = oc_resolver_open(dfd, corpus[p], oflags[o], resolves[r]);
 				errb = b < 0 ? -b : 0;
 				if (!same_result(a, erra, b, errb, why, sizeof(why)))
