@@ -5,6 +5,7 @@
  *   fuzz --seed S --cases N --dir DIR [--backends raw,model,emulated,native]
  *   fuzz --seed S --case I  --dir DIR [...]     replay (and shrink) case I
  *   --max-seconds T stops generating after T seconds (the count is reported)
+ *   --max-reports R shrinks and prints the first R disagreements (20)
  *
  * Case I of seed S is a pure function of (S, I): open flags (every bit,
  * invalid ones included), mode, umask, resolve flags, library options, the
@@ -57,7 +58,6 @@
 #define USER_GID	1000
 #define OTHER_UID	2000	/* owns parents that are not the caller's */
 #define THIRD_UID	3000	/* owns entries that are neither's */
-#define MAX_REPORTS	20
 
 /* snprintf that may truncate: every buffer here is sized for its use. */
 __attribute__((format(printf, 3, 4)))
@@ -150,6 +150,7 @@ static struct caps caps;
 static char basedir[PATH_MAX];	/* DIR/ocdir-fuzz.PID */
 static char cdir[PATH_MAX];	/* basedir/c */
 static int verbose;
+static int max_reports = 20;	/* disagreements shrunk and printed */
 
 enum backend { BE_RAW, BE_EMULATED, BE_NATIVE, BE_COUNT };
 static const char *const backend_names[] = { "raw", "emulated", "native" };
@@ -1283,7 +1284,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: fuzz --seed S (--cases N | --case I) --dir DIR "
-		"[--backends raw,model,emulated,native] [--max-seconds T] [--verbose]\n");
+		"[--backends raw,model,emulated,native] [--max-seconds T] [--max-reports R] [--verbose]\n");
 	exit(2);
 }
 
@@ -1349,6 +1350,8 @@ int main(int argc, char **argv)
 			backends = argv[++a];
 		} else if (!strcmp(argv[a], "--max-seconds") && a + 1 < argc) {
 			max_seconds = strtoull(argv[++a], NULL, 0);
+		} else if (!strcmp(argv[a], "--max-reports") && a + 1 < argc) {
+			max_reports = atoi(argv[++a]);
 		} else if (!strcmp(argv[a], "--verbose")) {
 			verbose = 1;
 		} else {
@@ -1411,7 +1414,7 @@ int main(int argc, char **argv)
 		for (be = 0; be < BE_COUNT; be++)
 			if (v.what[be][0])
 				disagreed[be]++;
-		if (reports++ >= MAX_REPORTS && !have_one)
+		if (reports++ >= max_reports && !have_one)
 			continue;
 		orig = c;
 		shrink(&c);

@@ -39,6 +39,6 @@ fuzz: fuzz-bin
 		echo 1 >/proc/sys/fs/protected_symlinks; rc=0; \
 		for fs in $(FUZZ_FS); do \
 			$(BUILD)/tests/fuzz --seed $(FUZZ_SEED) --cases $(FUZZ_CASES) \
-				--dir $$fs --backends raw,model,emulated \
+				--dir $$fs --backends raw,model,emulated --max-reports 5 \
 				$(if $(FUZZ_SECONDS),--max-seconds $(FUZZ_SECONDS)) || rc=1; \
 		done; exit $$rc'
