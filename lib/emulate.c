@@ -311,7 +311,7 @@ static int emulate_at(int dirfd, const char *path, const struct oc_req *req,
 /* The last component is a symlink and may be followed: follow it by text. */
 static int follow_last(int dirfd, int parentfd, const char *parent,
 		       const char *last, const struct oc_req *req, int *created,
-		       int oflags, int *links)
+		       int oflags, int *links, int trailing_slash, int root_set)
 {
 	char target[PATH_MAX], *next;
 	ssize_t n;
@@ -354,6 +354,37 @@ static int follow_last(int dirfd, int parentfd, const char *parent,
 		return -ELOOP;
 	if (n == 0)
 		return -ENOENT;
+	/*
+	 * An absolute link jumps to the root: under NO_XDEV that is a crossing
+	 * unless the root is already set (IN_ROOT, or the path was absolute)
+	 * and on the link's mount, as in the kernel's nd_jump_root().
+	 */
+	if (target[0] == '/' && (req->resolve & OCDIR_RESOLVE_NO_XDEV) &&
+	    !(req->resolve & OC_RESOLVE_SCOPED) && !root_set)
+		return -EXDEV;
+	if (target[0] == '/' && (req->resolve & OCDIR_RESOLVE_NO_XDEV) &&
+	    !(req->resolve & OCDIR_RESOLVE_BENEATH)) {
+		uint64_t here, there;
+		int rootfd = req->resolve & OCDIR_RESOLVE_IN_ROOT ? dirfd : AT_FDCWD;
+
+		fd = oc_openat(rootfd, req->resolve & OCDIR_RESOLVE_IN_ROOT ? "." : "/",
+			       O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
+		if (fd < 0)
+			return fd;
+		r = oc_mount_id(parentfd, &here);
+		if (!r)
+			r = oc_mount_id(fd, &there);
+		close(fd);
+		if (r)
+			return r;
+		if (here != there)
+			return -EXDEV;
+	}
+	/* Keep the trailing slash: the whole chain is followed then. */
+	if (trailing_slash && (size_t)n + 1 < sizeof(target)) {
+		target[n] = '/';
+		target[n + 1] = '\0';
+	}
 	next = join_link(parent, target);
 	if (!next)
 		return -ENOMEM;
@@ -368,16 +399,24 @@ static int emulate_at(int dirfd, const char *path, const struct oc_req *req,
 	int oflags = (req->flags & ~(O_EXCL | O_NOFOLLOW)) | req->cloexec;
 	int excl = !!(req->flags & O_EXCL);
 	char *parent, *last;
-	int parentfd, fd, i, r;
+	int parentfd, pathfd, fd, i, r, trailing_slash;
 	struct stat st;
 
 	r = oc_split_path(path, &parent, &last);
 	if (r)
 		return r;
+	trailing_slash = path[strlen(path) - 1] == '/';
 
-	/* Rule 8: ".", ".." and "/" exist by definition; nothing is made. */
+	/*
+	 * Rule 8: ".", ".." and "/" exist by definition; nothing is made.
+	 * With O_EXCL only the walk may fail: nothing is opened for real, so
+	 * flags such as O_NOATIME or O_DIRECT cannot turn EEXIST into another
+	 * error.
+	 */
 	if (oc_is_dot_name(last)) {
-		fd = oc_scoped_open(dirfd, path, O_RDONLY | O_DIRECTORY | oflags,
+		fd = oc_scoped_open(dirfd, path,
+				    excl ? O_PATH | O_DIRECTORY | O_CLOEXEC :
+					   O_RDONLY | O_DIRECTORY | oflags,
 				    req->resolve);
 		if (fd >= 0 && excl) {
 			close(fd);
@@ -418,30 +457,42 @@ static int emulate_at(int dirfd, const char *path, const struct oc_req *req,
 			break;
 		}
 		if (S_ISLNK(st.st_mode)) {
-			if (req->flags & O_NOFOLLOW) {
+			/* A trailing slash makes the kernel follow it regardless. */
+			if ((req->flags & O_NOFOLLOW) && !trailing_slash) {
 				fd = -ENOTDIR;
 				break;
 			}
 			fd = follow_last(dirfd, parentfd, parent, last, req,
-					 created, oflags, links);
+					 created, oflags, links, trailing_slash,
+					 path[0] == '/');
 			break;
 		}
 		if (!S_ISDIR(st.st_mode)) {
 			fd = -ENOTDIR;
 			break;
 		}
-		fd = oc_scoped_open(parentfd, last,
-				    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | oflags,
-				    req->resolve);
+		/*
+		 * Pin it with O_PATH first: rule 10 is checked before the open
+		 * proper, as the kernel does, so that e.g. O_DIRECT or O_NOATIME
+		 * cannot answer in its place.
+		 */
+		pathfd = oc_scoped_open(parentfd, last,
+					O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+					req->resolve);
 		/* Removed or replaced since the fstatat: look again. */
-		if (fd == -ENOENT || fd == -ENOTDIR) {
+		if (pathfd == -ENOENT || pathfd == -ENOTDIR) {
 			fd = -EAGAIN;
 			continue;
 		}
-		if (fd >= 0 && sticky_denied(parentfd, fd)) {
-			close(fd);
-			fd = -EACCES;
+		if (pathfd < 0) {
+			fd = pathfd;
+			break;
 		}
+		if (sticky_denied(parentfd, pathfd))
+			fd = -EACCES;
+		else
+			fd = oc_openat(pathfd, ".", O_RDONLY | O_DIRECTORY | oflags, 0);
+		close(pathfd);
 		if (fd >= 0 && created)
 			*created = 0;
 		break;

@@ -32,6 +32,7 @@ struct walk {
 	uint64_t resolve;
 	int links;
 	int scoped;
+	int root_set;		/* the kernel's nd->root is set (see jump_root) */
 	struct ident root;
 	struct ident *stack;	/* directories between root and cur (scoped) */
 	size_t depth, cap;
@@ -130,8 +131,16 @@ static int jump_root(struct walk *w, int initial)
 		fd = oc_openat(AT_FDCWD, "/", O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return fd;
-	/* The kernel allows an absolute starting point, not an absolute link. */
-	r = initial ? 0 : check_xdev(w, w->cur, fd);
+	/*
+	 * The kernel allows an absolute starting point, not an absolute link
+	 * that leaves the root's mount; and before anything set its root (a
+	 * relative walk without IN_ROOT), every absolute link counts as a
+	 * crossing under NO_XDEV.
+	 */
+	r = 0;
+	if (!initial && (w->resolve & OCDIR_RESOLVE_NO_XDEV))
+		r = w->root_set ? check_xdev(w, w->cur, fd) : -EXDEV;
+	w->root_set = 1;
 	if (r) {
 		close(fd);
 		return r;
@@ -199,7 +208,7 @@ static int step_dotdot(struct walk *w)
  */
 static int walk_path(struct walk *w, const char *path, int nofollow_last)
 {
-	char *rest, *p, name[NAME_MAX + 1];
+	char *rest, *p, name[PATH_MAX + 1];
 	char target[PATH_MAX];
 	struct stat st;
 	int r, fd;
@@ -227,7 +236,9 @@ static int walk_path(struct walk *w, const char *path, int nofollow_last)
 			goto out;
 		}
 		len = strcspn(p, "/");
-		if (len > NAME_MAX) {
+		/* Too long: the kernel lets the filesystem say so, after the
+		 * search permission check on the directory. */
+		if (len > PATH_MAX) {
 			r = -ENAMETOOLONG;
 			goto out;
 		}
@@ -367,6 +378,7 @@ int oc_resolver_open(int rootfd, const char *path, int oflags, uint64_t resolve)
 	if (!*path)
 		return -ENOENT;
 	w.scoped = !!(resolve & OC_RESOLVE_SCOPED);
+	w.root_set = !!(resolve & OCDIR_RESOLVE_IN_ROOT);
 	w.cur = oc_openat(rootfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
 	if (w.cur < 0)
 		return w.cur;
