@@ -141,6 +141,9 @@ static const struct conf_case conf_cases[] = {
 { "symlinks-41-interior", "d:d chain:41", "s1/new", AT2, 0, 0755, 0, ELOOP, NULL, -1, "-:d/new", 0 },
 { "magic-link-cwd", "", "/proc/self/cwd/new", AT2, 0, 0755, 0, OK, "new", 1, "D:new", 0 },
 { "magic-link-cwd-trailing", "", "/proc/self/cwd", AT2, 0, 0755, 0, OK, ".", 0, "", 0 },
+{ "trailing-slash-symlink-nofollow", "d:a l:l>a", "l/", AT2, O_NOFOLLOW, 0755, 0, OK, "a", 0, "L:l", 0 },
+{ "trailing-slash-dangling-nofollow", "l:l>target", "l/", AT2, O_NOFOLLOW, 0755, 0, EEXIST, NULL, -1, "-:target", DANGLING },
+{ "root-excl-noatime", "", "/", AT2, O_EXCL | O_NOATIME, 0755, 0, EEXIST, NULL, -1, "", 0 },
 /* rule 10: sticky parents */
 { "sticky-others-dir", "d:st=1777 d:st/x o:st/x=4242 o:st=0", "st/x", AT2, 0, 0755, 0, EACCES, NULL, -1, "D:st/x", NEED_ROOT_SETUP },
 { "sticky-group-writable", "d:st=1775 d:st/x o:st/x=4242 o:st=0", "st/x", AT2, 0, 0755, 0, EACCES, NULL, -1, "D:st/x", NEED_ROOT_SETUP },
@@ -177,6 +180,8 @@ static const struct conf_case conf_cases[] = {
 { "no-magiclinks-interior", "", "/proc/self/cwd/new", AT2, 0, 0755, R_NO_MAGIC, ELOOP, NULL, -1, "-:new", 0 },
 { "no-magiclinks-trailing", "", "/proc/self/cwd", AT2, 0, 0755, R_NO_MAGIC, ELOOP, NULL, -1, "", 0 },
 { "no-magiclinks-plain-symlink", "d:a l:l>a", "l/new", AT2, 0, 0755, R_NO_MAGIC, OK, "a/new", 1, "D:a/new", 0 },
+{ "no-xdev-absolute-symlink-interior", "d:a l:l>%D/a", "l/new", AT2, 0, 0755, R_NO_XDEV, EXDEV, NULL, -1, "-:a/new", 0 },
+{ "no-xdev-absolute-symlink-trailing", "d:a l:l>%D/a", "l", AT2, 0, 0755, R_NO_XDEV, EXDEV, NULL, -1, "", 0 },
 { "no-xdev-plain", "d:a", "a/new", AT2, 0, 0755, R_NO_XDEV, OK, "a/new", 1, "D:a/new", 0 },
 { "no-xdev-into-mount", "m:mnt", "mnt/new", AT2, 0, 0755, R_NO_XDEV, EXDEV, NULL, -1, "-:mnt/new", NEED_MOUNT },
 { "no-xdev-mountpoint-final", "m:mnt", "mnt", AT2, 0, 0755, R_NO_XDEV, EXDEV, NULL, -1, "", NEED_MOUNT },
