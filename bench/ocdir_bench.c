@@ -484,6 +484,7 @@ struct cell {			/* one variant in one configuration */
 	double ns_per_op[MAX_REPS];	/* wall time / all threads' operations */
 	uint64_t *lat;			/* per-operation latencies, all reps */
 	size_t nlat, caplat;
+	size_t stalled;			/* operations left out as stalls */
 };
 
 struct config {
@@ -552,8 +553,13 @@ static uint64_t percentile(const struct cell *c, double p)
 /* Online CPUs: with fewer CPUs than threads, latencies include time slices. */
 static int ncpus = 1;
 
-/* Slowest share of a batch's operations left out of its time per operation. */
-#define TRIM_PERCENT 2
+/*
+ * An operation slower than STALL_FACTOR times its batch's median is taken
+ * to have lost its CPU to the host (a time slice is milliseconds; the
+ * slowest variant's median is well under one) and is left out of the
+ * batch's time per operation; p99 keeps it.
+ */
+#define STALL_FACTOR 8
 
 /*
  * Time per operation of a batch, over the operations completed while all
@@ -561,21 +567,22 @@ static int ncpus = 1;
  * late would otherwise pass a solo run off as a concurrent one).
  *
  * Where every thread has a CPU of its own: the mean latency of those
- * operations without the slowest TRIM_PERCENT, divided by the number of
- * threads. The trimmed operations are the ones during which the host took
+ * operations without the stalled ones (see STALL_FACTOR), divided by the
+ * number of threads. A stall is an operation during which the host took
  * the (v)CPU away (kernel builds share these 2 cores; under QEMU TCG a vCPU
- * is a host thread): one such stall of a few ms would otherwise double the
- * time of a whole batch. p99 keeps them. Where threads share CPUs, a time
- * slice is part of the cost, so the length of the common window divided by
- * the operations in it is used instead.
+ * is a host thread): one stall of a few ms would otherwise double the time
+ * of a whole batch, and a fixed share of trimmed operations would remove
+ * all stalls from short operations but not from long ones. Where threads
+ * share CPUs, a time slice is part of the cost, so the length of the
+ * common window divided by the operations in it is used instead.
  *
  * Returns the number of operations in the common window (0: the threads
  * never ran at the same time; then all operations count).
  */
 static size_t batch_time(const uint64_t *shm, int nthreads, int nops, uint64_t *scratch,
-			 double *ns_per_op)
+			 double *ns_per_op, size_t *stalled)
 {
-	uint64_t lo = 0, hi = UINT64_MAX, first = UINT64_MAX, last = 0;
+	uint64_t lo = 0, hi = UINT64_MAX, first = UINT64_MAX, last = 0, limit;
 	size_t count = 0, n = 0, keep, k;
 	double sum = 0;
 	int t, i;
@@ -613,14 +620,15 @@ static size_t batch_time(const uint64_t *shm, int nthreads, int nops, uint64_t *
 		return count;
 	}
 	qsort(scratch, n, sizeof(*scratch), cmp_u64);
-	keep = n - n * TRIM_PERCENT / 100;
-	for (k = 0; k < keep; k++)
+	limit = scratch[n / 2] * STALL_FACTOR;
+	for (k = 0, keep = 0; k < n && scratch[k] <= limit; k++, keep++)
 		sum += (double)scratch[k];
+	*stalled += n - keep;
 	*ns_per_op = sum / (double)keep * tick_ns / nthreads;
 	return count;
 }
 
-#define BATCH_RETRIES 4
+#define BATCH_RETRIES 2
 
 static int run_batch(const struct variant *v, const struct config *cf,
 		     const int *pfds, const struct opts *o, uint64_t *shm,
@@ -629,7 +637,7 @@ static int run_batch(const struct variant *v, const struct config *cf,
 	int fds[MAX_THREADS], t, i, status, tries;
 	static uint64_t *scratch;
 	double ns_per_op = 0;
-	size_t need, inwin;
+	size_t need, inwin, stalled = 0;
 	pid_t pid;
 
 	if (!scratch)
@@ -655,7 +663,8 @@ static int run_batch(const struct variant *v, const struct config *cf,
 			return -1;
 		}
 		/* Most of the batch must have run with all threads at once. */
-		inwin = batch_time(shm, cf->threads, o->nops, scratch, &ns_per_op);
+		stalled = 0;
+		inwin = batch_time(shm, cf->threads, o->nops, scratch, &ns_per_op, &stalled);
 		if (inwin * 2 >= (size_t)(cf->threads * o->nops) || tries == BATCH_RETRIES)
 			break;
 		++*retried;
@@ -678,6 +687,7 @@ static int run_batch(const struct variant *v, const struct config *cf,
 			c->lat[c->nlat++] = (uint64_t)((double)(ts[i + 1] - ts[i]) * tick_ns);
 	}
 	c->ns_per_op[c->nreps++] = ns_per_op;
+	c->stalled += stalled;
 	return 0;
 }
 
@@ -756,8 +766,8 @@ static void print_results(const char *fs, const struct config *cf, struct cell *
 
 	printf("# %s, %d thread%s, %d parent%s:\n", fs, cf->threads,
 	       cf->threads > 1 ? "s" : "", cf->parents, cf->parents > 1 ? "s" : "");
-	printf("#   %-28s %10s %9s %9s %7s %7s\n", "variant", "ops/s", "p50_us",
-	       "p99_us", "x(a)", "x(c)");
+	printf("#   %-28s %10s %9s %9s %7s %7s %8s\n", "variant", "ops/s", "p50_us",
+	       "p99_us", "x(a)", "x(c)", "stalls");
 	for (v = 0; v < NVARIANTS; v++) {
 		struct cell *x = &c[v];
 
@@ -772,8 +782,9 @@ static void print_results(const char *fs, const struct config *cf, struct cell *
 		uint64_t p50 = percentile(x, 0.50), p99 = percentile(x, 0.99);
 		double ra = pair_ratio(x, &c[V_A]), rc = pair_ratio(x, &c[V_C]);
 
-		printf("#   %-28s %10.0f %9.1f %9.1f %7.2f %7.2f\n", variants[v].name,
-		       ops, p50 / 1e3, p99 / 1e3, ra, rc);
+		printf("#   %-28s %10.0f %9.1f %9.1f %7.2f %7.2f %7.1f%%\n", variants[v].name,
+		       ops, p50 / 1e3, p99 / 1e3, ra, rc,
+		       x->nlat ? 100.0 * (double)x->stalled / (double)x->nlat : 0.0);
 		fprintf(o->csvf, "%s,%d,%d,%s,%.0f,%" PRIu64 ",%" PRIu64 ",%.3f,%.3f\n",
 			fs, cf->threads, cf->parents, variants[v].name, ops, p50, p99, ra, rc);
 	}
@@ -1023,8 +1034,8 @@ int main(int argc, char **argv)
 	       "%d warm-up ops per batch; clock read %" PRIu64 " ns (in every latency)\n",
 	       o.smoke ? "smoke mode" : "full mode", o.nops, o.reps,
 	       o.discard ? " after 1 discarded round" : "", o.nwarm, clock_cost_ns());
-	printf("# time per op: mean latency without the slowest %d%% of a batch, per thread "
-	       "(%d CPUs online: %s)\n", TRIM_PERCENT, ncpus, ncpus >= MAX_THREADS ?
+	printf("# time per op: mean latency of a batch without stalls (> %dx its median), per "
+	       "thread (%d CPUs online: %s)\n", STALL_FACTOR, ncpus, ncpus >= MAX_THREADS ?
 	       "all configurations" : "1 thread only; 2 threads: wall-clock window");
 	if (o.csvf == stdout)
 		printf("# csv\n");
