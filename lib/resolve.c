@@ -250,8 +250,21 @@ static int walk_path(struct walk *w, const char *path, int nofollow_last)
 			;
 		last = !*q;
 
-		if (strcmp(name, ".") == 0)
-			continue;
+		/*
+		 * The kernel checks search permission on the directory for "."
+		 * and for ".." at the root too; an O_PATH lookup of "." does.
+		 */
+		if (strcmp(name, ".") == 0 ||
+		    (strcmp(name, "..") == 0 && w->scoped && w->depth == 0)) {
+			fd = oc_openat(w->cur, ".", O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
+			if (fd < 0) {
+				r = fd;
+				goto out;
+			}
+			close(fd);
+			if (strcmp(name, ".") == 0)
+				continue;
+		}
 		if (strcmp(name, "..") == 0) {
 			r = step_dotdot(w);
 			if (r)
