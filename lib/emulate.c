@@ -239,6 +239,7 @@ static int create_staged(int parentfd, const char *last, const struct oc_req *re
 {
 	char stagename[64];
 	int stagefd, fd, r;
+	struct stat st;
 	mode_t lent;
 
 	if (req->fast)
@@ -250,6 +251,18 @@ static int create_staged(int parentfd, const char *last, const struct oc_req *re
 	if (fd < 0) {
 		oc_stage_remove(parentfd, stagefd, stagename);
 		return fd;
+	}
+	/*
+	 * Lending permission cost the inherited setgid bit (chmod by a caller
+	 * outside the group clears it). The staging path cannot keep it; the
+	 * mkdirat + openat path can, when the owner may read the directory.
+	 */
+	if (lent != (mode_t)-1 && (lent & S_ISGID) && (lent & S_IRUSR) &&
+	    fstat(fd, &st) == 0 && !(st.st_mode & S_ISGID)) {
+		close(fd);
+		unlinkat(stagefd, last, AT_REMOVEDIR);
+		oc_stage_remove(parentfd, stagefd, stagename);
+		return create_weak(parentfd, last, req, oflags);
 	}
 	r = oc_renameat2(stagefd, last, parentfd, last, RENAME_NOREPLACE);
 	if (r == 0 && lent != (mode_t)-1 && fchmod(fd, lent) < 0) {
