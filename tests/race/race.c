@@ -17,7 +17,8 @@
  *   shared  mode 0777, not sticky. The attacker can rename and remove the
  *           victim's entries: it swaps "target" with its own directory,
  *           with its symlink to the bait file, with an old directory of the
- *           victim's (renameat2 RENAME_EXCHANGE, each swap undone at once),
+ *           victim's (renameat2 RENAME_EXCHANGE, each swap held a moment
+ *           and undone before the round's pause),
  *           removes "target" and puts a symlink there, or plants its own
  *           directory at the name. The victim changes only what it
  *           believes it created (mkdir said 0, O_EXCL succeeded, or the
@@ -48,7 +49,8 @@
  * with 0 escapes, 0 wrong reports and nothing left in the arena, except
  * lib-weak and lib-fast: their documented guarantee does not cover a swap
  * to another directory owned by the caller, so their wrong reports are
- * shown but only escapes fail. mkdirat is measured only ("# " lines). Every variant also prints
+ * shown but only escapes fail. mkdirat is measured only ("# " lines).
+ * Every variant also prints
  *   # RESULT arena=A variant=V fs=F rounds=N escapes=E wrong=W leftovers=L seconds=S
  */
 #include <dirent.h>
