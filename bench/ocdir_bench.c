@@ -47,6 +47,8 @@
 
 #include "ocdir.h"
 
+#include "../tests/helpers.h"
+
 #define MAX_THREADS	2
 #define MAX_REPS	31
 #define MKPATH_DEPTH	5
@@ -711,15 +713,14 @@ static const char *fs_name(int dirfd)
 /* SPEC section 2's side-effect-free probe, on the directory under test. */
 static int kernel_has_feature(int dirfd, char *why, size_t size)
 {
-	int fd = openat(dirfd, ".", O_CREAT | O_DIRECTORY | O_RDONLY | O_CLOEXEC, 0);
+	int err;
 
-	if (fd >= 0) {
-		close(fd);
+	if (t_kernel_creates_dirs(dirfd, &err)) {
 		snprintf(why, size, "openat(dir, \".\", O_CREAT|O_DIRECTORY) returned an fd");
 		return 1;
 	}
 	snprintf(why, size, "openat(dir, \".\", O_CREAT|O_DIRECTORY) failed with %s",
-		 strerrorname_np(errno) ? strerrorname_np(errno) : strerror(errno));
+		 strerrorname_np(err) ? strerrorname_np(err) : strerror(err));
 	return 0;
 }
 

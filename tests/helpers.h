@@ -15,6 +15,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,6 +143,24 @@ static inline int t_count_fds(void)
 			n++;
 	closedir(d);
 	return n - 1;	/* the fd of the opendir() itself */
+}
+
+/*
+ * Does this kernel create directories with O_CREAT|O_DIRECTORY?  SPEC's
+ * side-effect-free probe: "." always exists, so no kernel creates anything.
+ * Returns 1, or 0 with the probe's errno in *err when err is not NULL.
+ */
+static inline int t_kernel_creates_dirs(int dirfd, int *err)
+{
+	int fd = openat(dirfd, ".", O_CREAT | O_DIRECTORY | O_RDONLY | O_CLOEXEC, 0);
+
+	if (fd < 0) {
+		if (err)
+			*err = errno;
+		return 0;
+	}
+	close(fd);
+	return 1;
 }
 
 #endif /* OCDIR_TESTS_HELPERS_H */

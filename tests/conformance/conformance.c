@@ -447,17 +447,6 @@ static int install_openat2_filter(int err)
 	return 0;
 }
 
-static int kernel_is_patched(void)
-{
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/",
-			      O_CREAT | O_DIRECTORY | O_RDONLY | O_CLOEXEC, 0);
-
-	if (fd < 0)
-		return 0;
-	close(fd);
-	return 1;
-}
-
 /*
  * Rule 13 filesystems. statfs() cannot tell: 9p passes the server's f_type
  * through, so the type comes from /proc/self/mountinfo, matched by device.
@@ -521,7 +510,7 @@ static int child(struct run *r)
 	default:
 		break;
 	}
-	if (r->backend == B_RAW && !kernel_is_patched()) {
+	if (r->backend == B_RAW && !t_kernel_creates_dirs(AT_FDCWD, NULL)) {
 		t_fail("backend", "raw: this kernel does not create with O_CREAT|O_DIRECTORY");
 		return t_exit_status();
 	}

@@ -56,17 +56,6 @@ static int ask_all(const char **reason)
 	return answers[0].backend;
 }
 
-static int kernel_is_patched(void)
-{
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/",
-			      O_CREAT | O_DIRECTORY | O_RDONLY | O_CLOEXEC, 0);
-
-	if (fd < 0)
-		return 0;
-	close(fd);
-	return 1;
-}
-
 /* Runs in a child so that each variant gets a fresh, unprobed library. */
 static int variant(int forced)
 {
@@ -77,7 +66,7 @@ static int variant(int forced)
 		setenv("OCDIR_FORCE_EMULATION", "1", 1);
 	else
 		unsetenv("OCDIR_FORCE_EMULATION");
-	want = !forced && kernel_is_patched() ? OCDIR_BACKEND_NATIVE : OCDIR_BACKEND_EMULATED;
+	want = !forced && t_kernel_creates_dirs(AT_FDCWD, NULL) ? OCDIR_BACKEND_NATIVE : OCDIR_BACKEND_EMULATED;
 	got = ask_all(&reason);
 	if (got < 0) {
 		t_fail(forced ? "probe-threads-forced" : "probe-threads",
