@@ -59,17 +59,6 @@
 #define OTHER_UID	2000	/* owns parents that are not the caller's */
 #define THIRD_UID	3000	/* owns entries that are neither's */
 
-/* snprintf that may truncate: every buffer here is sized for its use. */
-__attribute__((format(printf, 3, 4)))
-static void fmt(char *buf, size_t size, const char *f, ...)
-{
-	va_list ap;
-
-	va_start(ap, f);
-	vsnprintf(buf, size, f, ap);
-	va_end(ap);
-}
-
 /* ---- the case ---- */
 
 enum api { API_OPENAT, API_OPENAT2 };

@@ -18,9 +18,7 @@
 #define MAX_NODES	(FZ_MAX_ENTRIES + FZ_MAX_ANCESTORS + 8)
 #define MAXSYMLINKS	40
 
-/* snprintf that may truncate: every buffer here is sized for its use. */
-__attribute__((format(printf, 3, 4)))
-static void fmt(char *buf, size_t size, const char *f, ...)
+void fmt(char *buf, size_t size, const char *f, ...)
 {
 	va_list ap;
 

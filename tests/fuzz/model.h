@@ -82,6 +82,10 @@ struct fz_expect {
 	int made_kept;		/* made stays although err != 0 (kernel, O_DIRECT) */
 };
 
+/* snprintf that may truncate: every buffer here is sized for its use. */
+__attribute__((format(printf, 3, 4)))
+void fmt(char *buf, size_t size, const char *f, ...);
+
 int fz_model(const struct fz_env *env, const struct fz_entry *pre, int npre,
 	     const struct fz_call *call, struct fz_expect *out);
 
