@@ -228,6 +228,19 @@ static void dwell(struct shared *sh, unsigned int g)
 }
 
 /*
+ * Be at the victim's name first: move the attacker's entry `name` to it,
+ * hold it there a moment, move it back. 0 if the name was taken already.
+ */
+static int plant(int d, const char *name, struct shared *sh, unsigned int g)
+{
+	if (renameat2(d, name, d, TARGET, RENAME_NOREPLACE))
+		return 0;
+	dwell(sh, g);
+	renameat2(d, TARGET, d, name, RENAME_NOREPLACE);
+	return 1;
+}
+
+/*
  * One attacker move. Each move either fails at its first step or undoes
  * itself before the pause is acknowledged, so that at a pause every
  * attacker object is back at its own name.
@@ -266,26 +279,14 @@ static int attack_move(const struct arena *a, struct shared *sh, unsigned int g)
 			}
 			return 1;
 		default: /* be there first */
-			if (renameat2(d, ATK_DIR, d, TARGET, RENAME_NOREPLACE))
-				return 0;
-			dwell(sh, g);
-			renameat2(d, TARGET, d, ATK_DIR, RENAME_NOREPLACE);
-			return 1;
+			return plant(d, ATK_DIR, sh, g);
 		}
 	}
 	switch (i % 3) {
 	case 0:
-		if (renameat2(d, ATK_DIR, d, TARGET, RENAME_NOREPLACE))
-			return 0;
-		dwell(sh, g);
-		renameat2(d, TARGET, d, ATK_DIR, RENAME_NOREPLACE);
-		return 1;
+		return plant(d, ATK_DIR, sh, g);
 	case 1:
-		if (renameat2(d, ATK_LINK, d, TARGET, RENAME_NOREPLACE))
-			return 0;
-		dwell(sh, g);
-		renameat2(d, TARGET, d, ATK_LINK, RENAME_NOREPLACE);
-		return 1;
+		return plant(d, ATK_LINK, sh, g);
 	default:
 		if (symlinkat(a->bait, d, TARGET))
 			return 0;
