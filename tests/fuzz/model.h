@@ -44,7 +44,7 @@ struct fz_entry {
 struct fz_env {
 	char cdir[PATH_MAX];	/* absolute, symlink-free path of C */
 	char fstype[64];	/* from /proc/self/mountinfo */
-	int atomic_open;	/* fs has ->atomic_open: raw is lookup-only (rule 13) */
+	int atomic_open;	/* ->atomic_open only looks up: raw is lookup-only (rule 13) */
 	int odirect_dirs;	/* open(dir, O_DIRECT) works on this fs */
 	int odirect_root;	/* ... and on "/" (another fs, e.g. the guest's 9p root) */
 	unsigned int perm_mask;	/* bits a mkdir here can keep (9p: server side) */
