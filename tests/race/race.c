@@ -5,7 +5,12 @@
  * we count how often the victim's changes land somewhere they should not.
  *
  *   race [-a shared|sticky|both] [-v VARIANT,...] [-n ROUNDS] [-t SECONDS]
- *        [-d DIR] [-u ATTACKER_UID] [-m MOVES] [-w SPINS] [-e ESCAPES] [-q]
+ *        [-d DIR] [-u ATTACKER_UID] [-m MOVES] [-w SPINS] [-e ESCAPES]
+ *        [-j PAIRS] [-q]
+ *
+ * -j runs PAIRS victim/attacker pairs of each variant at once, each in an
+ * arena of its own, and shares the ROUNDS out among them (the result line
+ * is their sum): one pair leaves a CPU idle while it waits on the other.
  *
  * The victim runs as root, the most powerful victim: every fchmod, fchown
  * and fsetxattr it makes succeeds, on whatever its descriptor refers to.
@@ -164,7 +169,8 @@ static struct {
 	unsigned long dwell;		/* spins a swapped state is kept */
 	unsigned long enough;		/* naive: stop after this many escapes */
 	int quiet;
-} opt = { .rounds = 5000, .seconds = 20, .attacker = 65534, .burst = 200,
+	unsigned int jobs;		/* victim/attacker pairs per variant */
+} opt = { .jobs = 1, .rounds = 5000, .seconds = 20, .attacker = 65534, .burst = 200,
 	  .dwell = 20000 };
 
 static double now(void)
@@ -249,8 +255,16 @@ static int attack_move(const struct arena *a, struct shared *sh, unsigned int g)
 {
 	unsigned int i = g / 2;
 	int d = a->arenafd;
+	struct stat st;
 
 	if (a->kind == ARENA_SHARED) {
+		/*
+		 * No look before moving here: a rename that waits on the
+		 * arena's lock while the victim creates runs the moment the
+		 * victim lets go, which is what hits the mkdir-to-open window
+		 * (measured: looking first with fstatat cut the naive
+		 * victim's escapes tenfold).
+		 */
 		switch (i % 5) {
 		case 0:	/* the victim opens the attacker's directory */
 			if (xchg(d, TARGET, ATK_DIR))
@@ -282,6 +296,15 @@ static int attack_move(const struct arena *a, struct shared *sh, unsigned int g)
 			return plant(d, ATK_DIR, sh, g);
 		}
 	}
+	/*
+	 * Sticky: all the attacker can do is be first. Once the victim's
+	 * directory is there every move fails; look (lock-free) instead of
+	 * failing under the arena's lock, so that the next round's moves come
+	 * sooner (measured under TCG: the naive victim's escapes went from
+	 * 3 % to 22 % of the rounds).
+	 */
+	if (fstatat(d, TARGET, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return 0;
 	switch (i % 3) {
 	case 0:
 		return plant(d, ATK_DIR, sh, g);
@@ -714,10 +737,31 @@ static void report(const struct variant *v, enum arena_kind kind, int status,
 	}
 }
 
+/* Add the results of pairs 1..n-1 into res[0]: time is the longest. */
+static void merge(struct result *res, unsigned int n)
+{
+	unsigned int j;
+
+	for (j = 1; j < n; j++) {
+		res->rounds += res[j].rounds;
+		res->escapes += res[j].escapes;
+		res->wrong += res[j].wrong;
+		res->leftovers += res[j].leftovers;
+		res->errors += res[j].errors;
+		res->moves += res[j].moves;
+		res->created += res[j].created;
+		res->broken |= res[j].broken;
+		if (res[j].seconds > res->seconds)
+			res->seconds = res[j].seconds;
+		if (res[j].broken || !res->note[0])
+			memcpy(res->note, res[j].note, sizeof(res->note));
+	}
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: race [-a shared|sticky|both] [-v VARIANT,...] [-n ROUNDS] "
-		"[-t SECONDS] [-d DIR] [-u ATTACKER_UID] [-m MOVES] [-w SPINS] [-e ESCAPES] [-q]\n");
+		"[-t SECONDS] [-d DIR] [-u ATTACKER_UID] [-m MOVES] [-w SPINS] [-e ESCAPES] [-j PAIRS] [-q]\n");
 	exit(2);
 }
 
@@ -742,11 +786,11 @@ int main(int argc, char **argv)
 {
 	struct result *res;
 	const char *arenas = "both";
-	unsigned int k, i;
-	int c, status;
+	unsigned int k, i, j;
+	int c, status, worst;
 	pid_t pid;
 
-	while ((c = getopt(argc, argv, "a:v:n:t:d:u:m:w:e:q")) != -1) {
+	while ((c = getopt(argc, argv, "a:v:n:t:d:u:m:w:e:j:q")) != -1) {
 		switch (c) {
 		case 'a': arenas = optarg; break;
 		case 'v': opt.only = optarg; break;
@@ -758,6 +802,7 @@ int main(int argc, char **argv)
 		case 'm': opt.burst = strtoul(optarg, NULL, 0); break;
 		case 'e': opt.enough = strtoul(optarg, NULL, 0); break;
 		case 'w': opt.dwell = strtoul(optarg, NULL, 0); break;
+		case 'j': opt.jobs = (unsigned int)strtoul(optarg, NULL, 0); break;
 		default: usage();
 		}
 	}
@@ -773,24 +818,41 @@ int main(int argc, char **argv)
 		t_skip("race", "needs root (the victim is root, the attacker another uid)");
 		return t_exit_status();
 	}
-	res = mmap(NULL, sizeof(*res), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (opt.jobs < 1 || opt.jobs > 64)
+		usage();
+	/* The rounds are shared out among the pairs; each has its own arena. */
+	opt.rounds = (opt.rounds + opt.jobs - 1) / opt.jobs;
+	if (opt.enough)
+		opt.enough = (opt.enough + opt.jobs - 1) / opt.jobs;
+	res = mmap(NULL, opt.jobs * sizeof(*res), PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (res == MAP_FAILED)
 		return 1;
 	for (k = 0; k < (unsigned int)opt.nkinds; k++) {
 		for (i = 0; i < N_VARIANTS; i++) {
 			if (!wanted(variants[i].name))
 				continue;
-			memset(res, 0, sizeof(*res));
+			memset(res, 0, opt.jobs * sizeof(*res));
 			fflush(stdout);
-			pid = fork();
-			if (pid < 0)
-				return 1;
-			if (pid == 0)
-				_exit(variant_child(&variants[i], opt.kinds[k], res));
-			if (waitpid(pid, &status, 0) < 0)
-				return 1;
-			status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-			report(&variants[i], opt.kinds[k], status, res);
+			for (j = 0; j < opt.jobs; j++) {
+				pid = fork();
+				if (pid < 0)
+					return 1;
+				if (pid == 0)
+					_exit(variant_child(&variants[i], opt.kinds[k], &res[j]));
+			}
+			worst = 0;
+			for (j = 0; j < opt.jobs; j++) {
+				if (wait(&status) < 0)
+					return 1;
+				status = WIFEXITED(status) ? WEXITSTATUS(status) :
+							     128 + WTERMSIG(status);
+				/* a failure beats a skip beats success */
+				if (status != 0 && (worst == 0 || worst == 77))
+					worst = status;
+			}
+			merge(res, opt.jobs);
+			report(&variants[i], opt.kinds[k], worst, res);
 		}
 	}
 	printf("%u passed, %u failed, %u skipped\n", t_counts.passed, t_counts.failed,
