@@ -173,6 +173,14 @@ void oc_stage_remove(int parentfd, int stagefd, const char *name)
  * back: at once if keep_lent is NULL, else by the caller after its rename
  * (*keep_lent is then the mode to restore, or (mode_t)-1 if none was lent).
  * If the open fails the new directory is removed again.
+ *
+ * A chmod by a caller outside the directory's group (without CAP_FSETID)
+ * clears the setgid bit the directory inherited (setattr_prepare()), and
+ * nothing unprivileged can set it again. So lending is never allowed to
+ * cost that bit: with keep_lent NULL such a directory is removed and the
+ * call fails with EACCES (its owner may not read it: there is no way to
+ * open it and keep its mode); with keep_lent the caller learns it from
+ * the fd's mode and can make the directory elsewhere without lending.
  */
 int oc_mkdir_open(int dirfd, const char *name, mode_t mode, int oflags,
 		  mode_t *keep_lent)
@@ -201,6 +209,10 @@ int oc_mkdir_open(int dirfd, const char *name, mode_t mode, int oflags,
 			saved = -errno;
 			close(fd);
 			fd = saved;
+		} else if ((orig & S_ISGID) &&
+			   (fstat(fd, &st) < 0 || !(st.st_mode & S_ISGID))) {
+			close(fd);
+			fd = -EACCES;
 		}
 	}
 	if (fd < 0)
@@ -239,7 +251,7 @@ static int create_staged(int parentfd, const char *last, const struct oc_req *re
 {
 	char stagename[64];
 	int stagefd, fd, r;
-	struct stat st;
+	struct stat st, pst;
 	mode_t lent;
 
 	if (req->fast)
@@ -247,17 +259,30 @@ static int create_staged(int parentfd, const char *last, const struct oc_req *re
 	r = oc_stage_create(parentfd, &stagefd, stagename, sizeof(stagename));
 	if (r)
 		return r;
+	/*
+	 * The staging directory must carry the parent's setgid bit on to the
+	 * new directory. If making it usable took a chmod (a umask without
+	 * owner bits, an access ACL) by a caller outside the parent's group,
+	 * that chmod cleared the bit: create in the parent itself instead.
+	 */
+	if (fstat(parentfd, &pst) == 0 && (pst.st_mode & S_ISGID) &&
+	    fstat(stagefd, &st) == 0 && !(st.st_mode & S_ISGID)) {
+		oc_stage_remove(parentfd, stagefd, stagename);
+		return create_weak(parentfd, last, req, oflags);
+	}
 	fd = oc_mkdir_open(stagefd, last, req->mode, oflags, &lent);
 	if (fd < 0) {
 		oc_stage_remove(parentfd, stagefd, stagename);
 		return fd;
 	}
 	/*
-	 * Lending permission cost the inherited setgid bit (chmod by a caller
-	 * outside the group clears it). The staging path cannot keep it; the
-	 * mkdirat + openat path can, when the owner may read the directory.
+	 * Lending permission cost the inherited setgid bit (a chmod by a
+	 * caller outside the group clears it) and giving it back cannot
+	 * restore it. The mkdirat + openat path keeps it: it lends nothing
+	 * when the owner may read the directory, and fails with EACCES
+	 * (nothing left) when it may not (see oc_mkdir_open()).
 	 */
-	if (lent != (mode_t)-1 && (lent & S_ISGID) && (lent & S_IRUSR) &&
+	if (lent != (mode_t)-1 && (lent & S_ISGID) &&
 	    fstat(fd, &st) == 0 && !(st.st_mode & S_ISGID)) {
 		close(fd);
 		unlinkat(stagefd, last, AT_REMOVEDIR);
@@ -330,12 +355,16 @@ static int follow_last(int dirfd, int parentfd, const char *parent,
 	ssize_t n;
 	int fd, r;
 
-	if (req->resolve & OCDIR_RESOLVE_NO_SYMLINKS)
-		return -ELOOP;
 	fd = oc_openat(parentfd, last, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
 	if (fd < 0)
 		return fd;
-	r = oc_may_follow(parentfd, fd);
+	/*
+	 * The kernel's order (pick_link()): the link count, then
+	 * fs.protected_symlinks for a trailing link, then RESOLVE_NO_SYMLINKS.
+	 */
+	r = ++*links > OC_MAX_SYMLINKS ? -ELOOP : oc_may_follow(parentfd, fd);
+	if (!r && (req->resolve & OCDIR_RESOLVE_NO_SYMLINKS))
+		r = -ELOOP;
 	if (r) {
 		close(fd);
 		return r;
@@ -363,8 +392,6 @@ static int follow_last(int dirfd, int parentfd, const char *parent,
 		return r;
 	}
 	close(fd);
-	if (++*links > OC_MAX_SYMLINKS)
-		return -ELOOP;
 	if (n == 0)
 		return -ENOENT;
 	/*

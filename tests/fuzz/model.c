@@ -370,11 +370,23 @@ static int absent(struct walk *w, int parent, const char *name, size_t len,
 		return -EPERM;	/* the fuzzer never creates outside C */
 	new_dir(w, parent, name, len, out);
 	out->created = 1;
+	/*
+	 * The library's one difference (docs/library.md): opening a new
+	 * directory its owner may not read takes a lent u+r, and a chmod by
+	 * a caller outside the group (not root: CAP_FSETID) clears the
+	 * inherited setgid bit for good. The library keeps the bit and fails.
+	 */
+	if (w->lib && (out->made.perm & S_ISGID) && !(out->made.perm & S_IRUSR) &&
+	    w->call->uid != 0 && w->call->gid != p->gid) {
+		out->created = 0;
+		return -EACCES;
+	}
 	if ((w->flags & O_DIRECT) && !w->env->odirect_dirs) {
 		/*
-		 * The open after the mkdir fails. The kernel keeps the new
-		 * directory, as O_CREAT keeps a new file; the library removes
-		 * what it made (SPEC section 3).
+		 * Only a kernel from before the early O_DIRECT check gets here
+		 * (the library refuses O_DIRECT up front): the open after the
+		 * mkdir fails and the new directory stays, as O_CREAT keeps a
+		 * new file.
 		 */
 		out->made_kept = !w->lib;
 		out->created = 0;
@@ -481,7 +493,8 @@ static int walk(struct walk *w, const char *path, struct fz_expect *out)
 }
 
 /* build_open_flags() for openat(2) and openat2(2), in the kernel's order. */
-static int kernel_flags(const struct fz_call *call, uint64_t *flags,
+static int kernel_flags(const struct fz_env *env, const struct fz_call *call,
+			uint64_t *flags,
 			uint64_t *resolve, int *path_only)
 {
 	uint64_t f = call->flags, mode = call->mode;
@@ -510,6 +523,10 @@ static int kernel_flags(const struct fz_call *call, uint64_t *flags,
 	if (!will_create && call->sem == FZ_SEM_KERNEL_OPENAT2 && mode)
 		return -EINVAL;
 	if ((f & O_CREAT) && (f & FZ_O_TMPFILE_BIT))
+		return -EINVAL;
+	/* the series as of 0012: O_DIRECT is refused before the walk */
+	if (env->odirect_early && (f & O_CREAT) && (f & O_DIRECTORY) &&
+	    (f & O_DIRECT))
 		return -EINVAL;
 	if (f & FZ_O_TMPFILE_BIT) {
 		if (!(f & O_DIRECTORY) || (f & O_ACCMODE) == O_RDONLY)
@@ -552,6 +569,8 @@ static int lib_flags(const struct fz_call *call, uint64_t *flags,
 		return -EINVAL;
 	if (f & FZ_O_TMPFILE_BIT)
 		return -EINVAL;
+	if (f & O_DIRECT)	/* every backend, as the patched kernel */
+		return -EINVAL;
 	if ((f & O_ACCMODE) != O_RDONLY || (f & O_TRUNC))
 		return -ENOTDIR;
 	*flags = f | O_CREAT | O_DIRECTORY;
@@ -574,7 +593,7 @@ int fz_model(const struct fz_env *env, const struct fz_entry *pre, int npre,
 	if (w.lib)
 		r = lib_flags(call, &w.flags, &w.resolve);
 	else
-		r = kernel_flags(call, &w.flags, &w.resolve, &w.path_only);
+		r = kernel_flags(env, call, &w.flags, &w.resolve, &w.path_only);
 	if (r) {
 		out->err = -r;
 		return 0;
