@@ -63,6 +63,14 @@ int oc_check_how(const struct ocdir_how *how, size_t size, int openat2_style,
 	/* Rule 6: O_CREAT|O_TMPFILE once created regular files. */
 	if (flags & OC_O_TMPFILE)
 		return -EINVAL;
+	/*
+	 * A directory fd has no use for O_DIRECT, and most filesystems would
+	 * refuse it only after the directory was made: the patched kernel
+	 * refuses O_CREAT|O_DIRECTORY|O_DIRECT before the walk, and so does
+	 * every backend here, whatever the kernel.
+	 */
+	if (flags & O_DIRECT)
+		return -EINVAL;
 	/* Rule 5: a directory is never opened for writing. */
 	if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC))
 		return -ENOTDIR;

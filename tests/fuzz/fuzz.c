@@ -1161,11 +1161,13 @@ static int user_can_search(const char *path)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+static int kernel_has_feature(int *err);
+
 static int discover(const char *dir)
 {
 	char real[PATH_MAX], p[PATH_MAX + 64], *s;
 	struct stat st;
-	int fd, i;
+	int fd, i, ferr;
 	FILE *f;
 
 	if (!realpath(dir, real)) {
@@ -1219,6 +1221,13 @@ static int discover(const char *dir)
 	env.odirect_root = fd >= 0;
 	if (fd >= 0)
 		close(fd);
+	/* a missing parent: nothing can be created, only the order shows */
+	fmt(p, sizeof(p), "%s/nothere/x", basedir);
+	fd = (int)syscall(SYS_openat, AT_FDCWD, p,
+			  O_CREAT | O_DIRECTORY | O_DIRECT | O_RDONLY | O_CLOEXEC, 0755);
+	env.odirect_early = fd < 0 && errno == EINVAL && kernel_has_feature(&ferr);
+	if (fd >= 0)
+		close(fd);
 	fmt(p, sizeof(p), "%s/cal", basedir);
 	umask(0);
 	env.perm_mask = 01777;
@@ -1237,11 +1246,13 @@ static int discover(const char *dir)
 	umount2(p, MNT_DETACH);
 	rmdir(p);
 	caps.user = user_can_search(basedir);
-	printf("# fuzz: %s on %s%s; O_DIRECT on dirs %s; mkdir keeps %04o; "
+	printf("# fuzz: %s on %s%s; O_DIRECT on dirs %s%s; mkdir keeps %04o; "
 	       "protected_symlinks=%d; default ACLs %s, ro bind %s, fifo %s, "
 	       "socket %s, chardev %s, uid %d %s\n", basedir, env.fstype,
 	       env.atomic_open ? " (lookup-only ->atomic_open: raw creates nothing)" : "",
-	       env.odirect_dirs ? "works" : "EINVAL", env.perm_mask,
+	       env.odirect_dirs ? "works" : "EINVAL",
+	       env.odirect_early ? " (O_CREAT|O_DIRECTORY|O_DIRECT: EINVAL before the walk)" : "",
+	       env.perm_mask,
 	       env.protected_symlinks, caps.acl ? "yes" : "no", caps.ro ? "yes" : "no",
 	       caps.fifo ? "yes" : "no", caps.sock ? "yes" : "no",
 	       caps.chr ? "yes" : "no", USER_UID, caps.user ? "yes" : "no (root only)");

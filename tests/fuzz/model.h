@@ -47,6 +47,8 @@ struct fz_env {
 	int atomic_open;	/* ->atomic_open only looks up: raw is lookup-only (rule 13) */
 	int odirect_dirs;	/* open(dir, O_DIRECT) works on this fs */
 	int odirect_root;	/* ... and on "/" (another fs, e.g. the guest's 9p root) */
+	int odirect_early;	/* the kernel refuses O_CREAT|O_DIRECTORY|O_DIRECT
+				 * before the walk (the series since 0012's fix) */
 	unsigned int perm_mask;	/* bits a mkdir here can keep (9p: server side) */
 	int protected_symlinks;	/* fs.protected_symlinks */
 	/* "/" and each directory down to C: name and mount id */
