@@ -6,16 +6,20 @@
  *   fuzz --seed S --case I  --dir DIR [...]     replay (and shrink) case I
  *   --max-seconds T stops generating after T seconds (the count is reported)
  *   --max-reports R shrinks and prints the first R disagreements (20)
+ *   --jobs N runs N processes, job k taking cases k, k+N, ... (one summary)
  *
  * Case I of seed S is a pure function of (S, I): open flags (every bit,
  * invalid ones included), mode, umask, resolve flags, library options, the
  * path shape, what is at the name, the kind of parent directory and the
- * caller's uid. For each case the fuzzer builds the pre-state in a fresh
- * directory DIR/ocdir-fuzz.PID/c, runs the call once per backend in a forked
- * child, and compares the result (descriptor to which directory, or which
- * errno), the library's "created" answer and everything below the case
- * directory afterwards (type, mode, owner, group of every object) with what
- * the model (model.c) says:
+ * caller's uid. For each case the fuzzer builds the pre-state once in
+ * DIR/ocdir-fuzz.PID/c, runs the call once per backend in a worker process
+ * (one per backend and caller, reused from case to case), and compares the
+ * result (descriptor to which directory, or which errno), the library's
+ * "created" answer and everything below the case directory afterwards
+ * (type, mode, owner, group of every object) with what the model (model.c)
+ * says. A backend that agreed leaves the pre-state plus the directory the
+ * model says it made; that directory is removed before the next backend
+ * runs, and any disagreement rebuilds the pre-state from scratch:
  *
  *   raw       openat(2)/openat2(2) with O_CREAT|O_DIRECTORY, against the model
  *             with the kernel's semantics for this filesystem (rule 13)
@@ -40,9 +44,11 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -139,6 +145,7 @@ static struct caps caps;
 static char basedir[PATH_MAX];	/* DIR/ocdir-fuzz.PID */
 static char cdir[PATH_MAX];	/* basedir/c */
 static int verbose;
+static int quiet_discovery;	/* jobs after the first of --jobs */
 static int max_reports = 20;	/* disagreements shrunk and printed */
 
 enum backend { BE_RAW, BE_EMULATED, BE_NATIVE, BE_COUNT };
@@ -797,77 +804,64 @@ static int model_sem(const struct fcase *c, int be)
 	return c->api == API_OPENAT2 ? FZ_SEM_LIB_OPENAT2 : FZ_SEM_LIB_OPENAT;
 }
 
-static void child_run(const struct fcase *c, int be, const char *tpath,
-		      const char *dirfd_rel, int out)
-{
-	struct result r;
-	char path[PATH_MAX * 2], dpath[PATH_MAX + 8], num[16];
-	const char *hole;
-	struct stat st;
-	int dirfd, fd;
+/*
+ * The backends run in worker processes, one per backend and caller, made
+ * once and reused for every case (a fork per call was most of the cost
+ * under TCG): the library reads its environment once per process, and
+ * the uid 1000 worker drops its privileges once. The parent opens the
+ * dirfd as root, as a forked child used to, and passes it over a unix
+ * socket; the worker sets the umask and the descriptor limit per call.
+ */
+struct request {
+	struct fcase c;
+	char path[PATH_MAX * 2];
+};
 
-	memset(&r, 0, sizeof(r));
-	r.created = -1;
-	alarm(20);
-	fmt(dpath, sizeof(dpath), "%s%s%s", cdir, dirfd_rel[0] ? "/" : "",
-		 dirfd_rel);
-	dirfd = open(dpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dirfd < 0) {
-		r.setup_failed = 1;
-		fmt(r.note, sizeof(r.note), "open dirfd: %s", strerror(errno));
-		goto done;
-	}
-	hole = strstr(tpath, "DIRFD");
+struct worker {
+	pid_t pid;
+	int sock;
+};
+static struct worker workers[BE_COUNT][2];
+
+static void worker_call(const struct request *q, int be, int dirfd, struct result *r)
+{
+	const struct fcase *c = &q->c;
+	char path[PATH_MAX * 2], num[16];
+	const char *hole;
+	struct rlimit saved, rl;
+	struct stat st;
+	int fd, limited = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->created = -1;
+	hole = strstr(q->path, "DIRFD");
 	if (hole) {
 		fmt(num, sizeof(num), "%d", dirfd);
-		fmt(path, sizeof(path), "%.*s%s%s", (int)(hole - tpath), tpath,
-			 num, hole + 5);
+		fmt(path, sizeof(path), "%.*s%s%s", (int)(hole - q->path), q->path,
+		    num, hole + 5);
 	} else {
-		fmt(path, sizeof(path), "%s", tpath);
-	}
-	if (be == BE_EMULATED)
-		setenv("OCDIR_FORCE_EMULATION", "1", 1);
-	else
-		unsetenv("OCDIR_FORCE_EMULATION");
-	if (be != BE_RAW) {
-		const char *why;
-		int want = be == BE_NATIVE ? OCDIR_BACKEND_NATIVE : OCDIR_BACKEND_EMULATED;
-
-		if (ocdir_backend(&why) != want) {
-			r.setup_failed = 1;
-			fmt(r.note, sizeof(r.note), "library backend is not %s: %s",
-				 backend_names[be], why);
-			goto done;
-		}
+		fmt(path, sizeof(path), "%s", q->path);
 	}
 	umask(c->umask);
-	if (c->user) {
-		if (setgroups(0, NULL) < 0 || setresgid(USER_GID, USER_GID, USER_GID) < 0 ||
-		    setresuid(USER_UID, USER_UID, USER_UID) < 0) {
-			r.setup_failed = 1;
-			fmt(r.note, sizeof(r.note), "setresuid: %s", strerror(errno));
-			goto done;
-		}
-		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);	/* /proc/self/fd stays ours */
-	}
 	if (c->nofile) {
 		/* the lowest free descriptor becomes the limit: the next open fails */
 		int free_fd = dup(0);
-		struct rlimit rl;
 
 		if (free_fd >= 0)
 			close(free_fd);
-		if (free_fd < 0 || getrlimit(RLIMIT_NOFILE, &rl) < 0) {
-			r.setup_failed = 1;
-			snprintf(r.note, sizeof(r.note), "RLIMIT_NOFILE: %s", strerror(errno));
-			goto done;
+		if (free_fd < 0 || getrlimit(RLIMIT_NOFILE, &saved) < 0) {
+			r->setup_failed = 1;
+			fmt(r->note, sizeof(r->note), "RLIMIT_NOFILE: %s", strerror(errno));
+			return;
 		}
+		rl = saved;
 		rl.rlim_cur = (rlim_t)free_fd;
 		if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
-			r.setup_failed = 1;
-			snprintf(r.note, sizeof(r.note), "setrlimit: %s", strerror(errno));
-			goto done;
+			r->setup_failed = 1;
+			fmt(r->note, sizeof(r->note), "setrlimit: %s", strerror(errno));
+			return;
 		}
+		limited = 1;
 	}
 	if (be == BE_RAW && c->api == API_OPENAT) {
 		fd = (int)syscall(SYS_openat, dirfd, path, (int)(uint32_t)c->flags,
@@ -889,50 +883,188 @@ static void child_run(const struct fcase *c, int be, const char *tpath,
 
 		fd = ocdir_openat2(dirfd, path, &how, sizeof(how), &made);
 		if (fd >= 0)
-			r.created = made;
+			r->created = made;
 	}
 	if (fd < 0) {
-		r.err = errno;
-	} else if (fstat(fd, &st) == 0) {
-		r.isdir = S_ISDIR(st.st_mode);
-		r.dev = st.st_dev;
-		r.ino = st.st_ino;
+		r->err = errno;
+	} else {
+		if (fstat(fd, &st) == 0) {
+			r->isdir = S_ISDIR(st.st_mode);
+			r->dev = st.st_dev;
+			r->ino = st.st_ino;
+		}
+		close(fd);
 	}
-done:
-	if (write(out, &r, sizeof(r)) != (ssize_t)sizeof(r))
-		_exit(2);
-	_exit(0);
+	if (limited)
+		setrlimit(RLIMIT_NOFILE, &saved);
+}
+
+static ssize_t send_with_fd(int sock, const void *buf, size_t len, int fd)
+{
+	union { struct cmsghdr h; char b[CMSG_SPACE(sizeof(int))]; } u;
+	struct iovec iov = { (void *)buf, len };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	if (fd >= 0) {
+		memset(&u, 0, sizeof(u));
+		m.msg_control = u.b;
+		m.msg_controllen = sizeof(u.b);
+		CMSG_FIRSTHDR(&m)->cmsg_level = SOL_SOCKET;
+		CMSG_FIRSTHDR(&m)->cmsg_type = SCM_RIGHTS;
+		CMSG_FIRSTHDR(&m)->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(CMSG_FIRSTHDR(&m)), &fd, sizeof(int));
+	}
+	return sendmsg(sock, &m, MSG_NOSIGNAL);
+}
+
+static ssize_t recv_with_fd(int sock, void *buf, size_t len, int *fd)
+{
+	union { struct cmsghdr h; char b[CMSG_SPACE(sizeof(int))]; } u;
+	struct iovec iov = { buf, len };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = u.b, .msg_controllen = sizeof(u.b) };
+	struct cmsghdr *h;
+	ssize_t n;
+
+	*fd = -1;
+	n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
+	for (h = n > 0 ? CMSG_FIRSTHDR(&m) : NULL; h; h = CMSG_NXTHDR(&m, h))
+		if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS)
+			memcpy(fd, CMSG_DATA(h), sizeof(int));
+	return n;
+}
+
+static void worker_main(int be, int user, int sock)
+{
+	static struct request q;
+	struct result r, init;	/* init: why this worker cannot run calls */
+	const char *why;
+	int dirfd;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	memset(&init, 0, sizeof(init));
+	if (be == BE_EMULATED)
+		setenv("OCDIR_FORCE_EMULATION", "1", 1);
+	else
+		unsetenv("OCDIR_FORCE_EMULATION");
+	if (be != BE_RAW) {
+		int want = be == BE_NATIVE ? OCDIR_BACKEND_NATIVE : OCDIR_BACKEND_EMULATED;
+
+		if (ocdir_backend(&why) != want) {
+			init.setup_failed = 1;
+			fmt(init.note, sizeof(init.note), "library backend is not %s: %s",
+			    backend_names[be], why);
+		}
+	}
+	if (!init.setup_failed && user &&
+	    (setgroups(0, NULL) < 0 || setresgid(USER_GID, USER_GID, USER_GID) < 0 ||
+	     setresuid(USER_UID, USER_UID, USER_UID) < 0)) {
+		init.setup_failed = 1;
+		fmt(init.note, sizeof(init.note), "setresuid: %s", strerror(errno));
+	}
+	if (user)
+		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);	/* /proc/self/fd stays ours */
+	for (;;) {
+		if (recv_with_fd(sock, &q, sizeof(q), &dirfd) != (ssize_t)sizeof(q))
+			_exit(0);
+		alarm(20);	/* a hung call kills the worker: the parent sees it */
+		if (init.setup_failed)
+			r = init;
+		else
+			worker_call(&q, be, dirfd, &r);
+		alarm(0);
+		if (dirfd >= 0)
+			close(dirfd);
+		if (send(sock, &r, sizeof(r), MSG_NOSIGNAL) != (ssize_t)sizeof(r))
+			_exit(2);
+	}
+}
+
+static void stop_worker(struct worker *w)
+{
+	int status;
+
+	if (w->pid <= 0)
+		return;
+	close(w->sock);
+	waitpid(w->pid, &status, 0);
+	w->pid = 0;
+}
+
+static void stop_workers(void)
+{
+	int be, u;
+
+	for (be = 0; be < BE_COUNT; be++)
+		for (u = 0; u < 2; u++)
+			stop_worker(&workers[be][u]);
+}
+
+static struct worker *get_worker(int be, int user)
+{
+	struct worker *w = &workers[be][user];
+	int sv[2];
+
+	if (w->pid > 0)
+		return w;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return NULL;
+	fflush(stdout);
+	w->pid = fork();
+	if (w->pid < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return NULL;
+	}
+	if (w->pid == 0) {
+		int b, u;
+
+		/* the other workers' sockets: they must see EOF when we stop them */
+		for (b = 0; b < BE_COUNT; b++)
+			for (u = 0; u < 2; u++)
+				if (workers[b][u].pid > 0 && &workers[b][u] != w)
+					close(workers[b][u].sock);
+		close(sv[0]);
+		worker_main(be, user, sv[1]);
+	}
+	close(sv[1]);
+	w->sock = sv[0];
+	return w;
 }
 
 static int run_backend(const struct fcase *c, int be, const char *path,
 		       const char *dirfd_rel, struct result *r)
 {
-	int pipefd[2], status;
-	pid_t pid;
-	ssize_t n;
+	static struct request q;
+	char dpath[PATH_MAX + 8];
+	struct worker *w;
+	int dirfd, status;
+	ssize_t n = -1;
 
 	memset(r, 0, sizeof(*r));
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
-		return -1;
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0) {
-		close(pipefd[0]);
-		close(pipefd[1]);
-		return -1;
+	fmt(dpath, sizeof(dpath), "%s%s%s", cdir, dirfd_rel[0] ? "/" : "", dirfd_rel);
+	dirfd = open(dpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0) {
+		r->setup_failed = 1;
+		fmt(r->note, sizeof(r->note), "open dirfd: %s", strerror(errno));
+		return 0;
 	}
-	if (pid == 0) {
-		close(pipefd[0]);
-		child_run(c, be, path, dirfd_rel, pipefd[1]);
-	}
-	close(pipefd[1]);
-	n = read(pipefd[0], r, sizeof(*r));
-	close(pipefd[0]);
-	waitpid(pid, &status, 0);
+	q.c = *c;
+	fmt(q.path, sizeof(q.path), "%s", path);
+	w = get_worker(be, c->user);
+	if (w && send_with_fd(w->sock, &q, sizeof(q), dirfd) == (ssize_t)sizeof(q))
+		n = recv(w->sock, r, sizeof(*r), 0);
+	close(dirfd);
 	if (n != (ssize_t)sizeof(*r)) {
 		memset(r, 0, sizeof(*r));
 		r->setup_failed = 1;
-		fmt(r->note, sizeof(r->note), "child died (status 0x%x)", status);
+		status = 0;
+		if (w) {
+			close(w->sock);
+			waitpid(w->pid, &status, 0);
+			w->pid = 0;
+		}
+		fmt(r->note, sizeof(r->note), "worker died (status 0x%x)", status);
 	}
 	return 0;
 }
@@ -954,16 +1086,28 @@ static const char *outcome_name(int err, int created)
 	return created ? "fd(created)" : "fd(opened)";
 }
 
+/* Back to the pre-state after an agreeing backend: 1 if that worked. */
+static int undo_made(const struct fz_expect *x)
+{
+	char p[PATH_MAX * 2];
+
+	if (!x->created && !x->made_kept)
+		return 1;
+	fmt(p, sizeof(p), "%s/%s", cdir, x->made.path);
+	return rmdir(p) == 0;
+}
+
 static int check_case(const struct fcase *c, struct verdict *v, int count)
 {
 	struct fz_entry pre[FZ_MAX_ENTRIES];
 	char path[PATH_MAX * 2], why[700];
 	const char *dirfd_rel, *bad;
-	int npre, be;
+	int npre, be, clean;
 
 	memset(v, 0, sizeof(*v));
 	npre = plan(c, pre);
 	case_path(c, path, sizeof(path), &dirfd_rel);
+	clean = 0;
 	for (be = 0; be < BE_COUNT; be++) {
 		struct fz_expect x;
 		struct fz_call call;
@@ -981,7 +1125,12 @@ static int check_case(const struct fcase *c, struct verdict *v, int count)
 			continue;
 		}
 		v->model_err[be] = x.err;
-		bad = setup(pre, npre);
+		/*
+		 * The pre-state is built once per case: a backend that agreed
+		 * with the model left exactly the pre-state plus the directory
+		 * the model says it made, which is removed again below.
+		 */
+		bad = clean ? NULL : setup(pre, npre);
 		if (bad) {
 			fmt(v->what[be], sizeof(v->what[be]), "setup: %s: %s", bad,
 				 strerror(errno));
@@ -989,6 +1138,7 @@ static int check_case(const struct fcase *c, struct verdict *v, int count)
 			teardown();
 			continue;
 		}
+		clean = 0;
 		run_backend(c, be, path, dirfd_rel, &r);
 		v->got_err[be] = r.err;
 		v->got_created[be] = r.created;
@@ -1037,8 +1187,12 @@ static int check_case(const struct fcase *c, struct verdict *v, int count)
 		if (why[0]) {
 			fmt(v->what[be], sizeof(v->what[be]), "%s", why);
 			v->disagreements++;
+			teardown();
+			continue;
 		}
-		teardown();
+		clean = undo_made(&x);
+		if (!clean)
+			teardown();
 	}
 	return v->disagreements;
 }
@@ -1246,7 +1400,8 @@ static int discover(const char *dir)
 	umount2(p, MNT_DETACH);
 	rmdir(p);
 	caps.user = user_can_search(basedir);
-	printf("# fuzz: %s on %s%s; O_DIRECT on dirs %s%s; mkdir keeps %04o; "
+	if (!quiet_discovery)
+		printf("# fuzz: %s on %s%s; O_DIRECT on dirs %s%s; mkdir keeps %04o; "
 	       "protected_symlinks=%d; default ACLs %s, ro bind %s, fifo %s, "
 	       "socket %s, chardev %s, uid %d %s\n", basedir, env.fstype,
 	       env.atomic_open ? " (lookup-only ->atomic_open: raw creates nothing)" : "",
@@ -1286,7 +1441,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: fuzz --seed S (--cases N | --case I) --dir DIR "
-		"[--backends raw,model,emulated,native] [--max-seconds T] [--max-reports R] [--verbose]\n");
+		"[--backends raw,model,emulated,native] [--max-seconds T] [--max-reports R] [--jobs N] [--verbose]\n");
 	exit(2);
 }
 
@@ -1329,10 +1484,79 @@ static void print_outcomes(void)
 	}
 }
 
+/* What the jobs of --jobs add up; the parent prints it. */
+struct totals {
+	int lock;
+	uint64_t ran, bad;
+	unsigned long disagreed[BE_COUNT];
+	unsigned long outcome[BE_COUNT + 2][MAX_ERRNO + 2];
+	int use[BE_COUNT];
+};
+
+static void add_totals(struct totals *t, uint64_t ran, uint64_t bad)
+{
+	int be, e;
+
+	while (__atomic_exchange_n(&t->lock, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+	t->ran += ran;
+	t->bad += bad;
+	for (be = 0; be < BE_COUNT; be++) {
+		t->disagreed[be] += disagreed[be];
+		t->use[be] |= use_backend[be];
+	}
+	for (be = 0; be < BE_COUNT + 2; be++)
+		for (e = 0; e < MAX_ERRNO + 2; e++)
+			t->outcome[be][e] += outcome[be][e];
+	__atomic_store_n(&t->lock, 0, __ATOMIC_RELEASE);
+}
+
+static int report_totals(uint64_t ran, uint64_t bad, uint64_t seed, time_t start)
+{
+	int be;
+
+	print_outcomes();
+	for (be = 0; be < BE_COUNT; be++)
+		if (use_backend[be])
+			printf("# disagreements %s: %lu of %" PRIu64 " cases\n",
+			       backend_names[be], disagreed[be], ran);
+	printf("# %" PRIu64 " cases in %lds\n", ran, (long)(time(NULL) - start));
+	if (bad)
+		printf("FAIL: fuzz seed %" PRIu64 ": %" PRIu64 " cases, %" PRIu64
+		       " disagreements\n", seed, ran, bad);
+	else
+		printf("PASS: fuzz seed %" PRIu64 ": %" PRIu64 " cases, 0 disagreements\n",
+		       seed, ran);
+	return bad ? T_EXIT_FAIL : T_EXIT_PASS;
+}
+
+/* The parent of --jobs: wait for every job, then one summary. */
+static int summarize(struct totals *t, int jobs, uint64_t seed, time_t start,
+		     const char *backends)
+{
+	int status, failed = 0;
+
+	(void)backends;
+	while (jobs-- > 0) {
+		if (wait(&status) < 0)
+			break;
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			failed++;
+	}
+	memcpy(disagreed, t->disagreed, sizeof(disagreed));
+	memcpy(outcome, t->outcome, sizeof(outcome));
+	memcpy(use_backend, t->use, sizeof(use_backend));
+	if (failed)
+		printf("FAIL: fuzz seed %" PRIu64 ": %d jobs did not finish\n", seed, failed);
+	return report_totals(t->ran, t->bad + (uint64_t)failed, seed, start);
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t seed = 0, cases = 0, one = 0, i, bad = 0, max_seconds = 0;
-	int have_seed = 0, have_one = 0, reports = 0, be, ferr;
+	int have_seed = 0, have_one = 0, reports = 0, be, ferr, jobs = 1, shard = 0;
+	uint64_t ran = 0;
+	struct totals *tot = NULL;
 	const char *dir = NULL, *backends = "model,emulated";
 	char list[256], *tok, *save = NULL;
 	time_t start = time(NULL);
@@ -1354,14 +1578,18 @@ int main(int argc, char **argv)
 			max_seconds = strtoull(argv[++a], NULL, 0);
 		} else if (!strcmp(argv[a], "--max-reports") && a + 1 < argc) {
 			max_reports = atoi(argv[++a]);
+		} else if (!strcmp(argv[a], "--jobs") && a + 1 < argc) {
+			jobs = atoi(argv[++a]);
 		} else if (!strcmp(argv[a], "--verbose")) {
 			verbose = 1;
 		} else {
 			usage();
 		}
 	}
-	if (!have_seed || !dir || (!cases && !have_one))
+	if (!have_seed || !dir || (!cases && !have_one) || jobs < 1 || jobs > 64)
 		usage();
+	if (have_one)
+		jobs = 1;
 	fmt(list, sizeof(list), "%s", backends);
 	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		for (be = 0; be < BE_COUNT; be++)
@@ -1380,6 +1608,30 @@ int main(int argc, char **argv)
 	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		fprintf(stderr, "fuzz: no private mount namespace (%s): no read-only parents\n",
 			strerror(errno));
+	/*
+	 * --jobs N: N processes, process k taking cases k, k+N, ...; each
+	 * has its own case directory and workers, and adds its counts into
+	 * shared memory for the one summary the parent prints.
+	 */
+	if (jobs > 1) {
+		tot = mmap(NULL, sizeof(*tot), PROT_READ | PROT_WRITE,
+			   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (tot == MAP_FAILED)
+			return T_EXIT_FAIL;
+		memset(tot, 0, sizeof(*tot));
+		fflush(stdout);
+		for (shard = 0; shard < jobs; shard++) {
+			pid_t pid = fork();
+
+			if (pid < 0)
+				return T_EXIT_FAIL;
+			if (pid == 0)
+				break;
+		}
+		if (shard == jobs)
+			return summarize(tot, jobs, seed, start, backends);
+	}
+	quiet_discovery = shard > 0;
 	if (discover(dir) < 0)
 		return T_EXIT_FAIL;
 	if (use_backend[BE_RAW] && !kernel_has_feature(&ferr)) {
@@ -1392,7 +1644,7 @@ int main(int argc, char **argv)
 	if (have_one) {
 		cases = 1;
 	}
-	for (i = 0; i < cases; i++) {
+	for (i = (uint64_t)shard; i < cases; i += (uint64_t)jobs) {
 		uint64_t index = have_one ? one : i;
 		struct fcase c, orig;
 		struct verdict v;
@@ -1401,10 +1653,11 @@ int main(int argc, char **argv)
 		if (max_seconds && !have_one &&
 		    (uint64_t)(time(NULL) - start) >= max_seconds) {
 			printf("# stopped after %" PRIu64 " s (--max-seconds): %" PRIu64
-			       " of %" PRIu64 " cases run\n", max_seconds, i, cases);
-			cases = i;
+			       " of %" PRIu64 " cases run%s\n", max_seconds, ran, cases,
+			       jobs > 1 ? " by this job" : "");
 			break;
 		}
+		ran++;
 		generate(seed, index, &c);
 		if (verbose) {
 			describe(&c, desc, sizeof(desc));
@@ -1436,19 +1689,12 @@ int main(int argc, char **argv)
 		       PRIu64 " --dir %s --backends %s\n", dir, env.fstype, seed, index,
 		       dir, backends);
 	}
-	print_outcomes();
-	for (be = 0; be < BE_COUNT; be++)
-		if (use_backend[be])
-			printf("# disagreements %s: %lu of %" PRIu64 " cases\n",
-			       backend_names[be], disagreed[be], cases);
+	stop_workers();
 	teardown();
 	remove_tree_at(AT_FDCWD, basedir);
-	printf("# %" PRIu64 " cases in %lds\n", cases, (long)(time(NULL) - start));
-	if (bad)
-		printf("FAIL: fuzz seed %" PRIu64 ": %" PRIu64 " cases, %" PRIu64
-		       " disagreements\n", seed, cases, bad);
-	else
-		printf("PASS: fuzz seed %" PRIu64 ": %" PRIu64 " cases, 0 disagreements\n",
-		       seed, cases);
-	return bad ? T_EXIT_FAIL : T_EXIT_PASS;
+	if (tot) {	/* a job of --jobs: the parent reports */
+		add_totals(tot, ran, bad);
+		_exit(0);
+	}
+	return report_totals(ran, bad, seed, start);
 }
