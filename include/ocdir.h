@@ -65,9 +65,11 @@ extern "C" {
  * flags:   open(2) flags. O_CREAT and O_DIRECTORY are implied. Accepted:
  *          O_RDONLY, O_CREAT, O_DIRECTORY, O_EXCL, O_NOFOLLOW, O_CLOEXEC,
  *          O_NONBLOCK, O_NOCTTY, O_NOATIME, O_LARGEFILE, O_APPEND, O_DSYNC,
- *          O_SYNC, O_ASYNC, O_DIRECT. O_WRONLY, O_RDWR, access mode 3 and
- *          O_TRUNC give ENOTDIR (a directory cannot be opened for writing);
- *          O_TMPFILE and O_PATH give EINVAL; any other bit gives EINVAL.
+ *          O_SYNC, O_ASYNC. O_DIRECT gives EINVAL before the path is looked
+ *          at (as the patched kernel: nothing is created, whether or not the
+ *          name exists). O_WRONLY, O_RDWR, access mode 3 and O_TRUNC give
+ *          ENOTDIR (a directory cannot be opened for writing); O_TMPFILE
+ *          and O_PATH give EINVAL; any other bit gives EINVAL.
  * mode:    permission bits of a created directory; only 0777 and S_ISVTX are
  *          kept (setuid/setgid are dropped as mkdir(2) drops them), then the
  *          umask or the parent's default ACL applies. Bits outside 07777 give
@@ -137,8 +139,15 @@ struct ocdir_how {
  *            at).
  *   EACCES   the parent is sticky and world- or group-writable, and the
  *            existing directory belongs neither to the parent's owner nor to
- *            the caller (only when opening an existing directory).
- *   EINVAL   O_TMPFILE, O_PATH or an unknown flag bit.
+ *            the caller (only when opening an existing directory); a
+ *            trailing symlink refused by fs.protected_symlinks (checked
+ *            before OCDIR_RESOLVE_NO_SYMLINKS, as the kernel does);
+ *            (emulation only) the new directory would inherit the parent's
+ *            setgid bit, the caller is neither in the parent's group nor
+ *            privileged (CAP_FSETID), and the mode (after the umask) leaves
+ *            the owner without read permission: opening it would need a
+ *            chmod, which clears that bit for good. Nothing is created.
+ *   EINVAL   O_TMPFILE, O_PATH, O_DIRECT or an unknown flag bit.
  *   EAGAIN   (emulation only) the name was created and removed by others
  *            faster than the call could open it, 8 times in a row.
  *   and the common errors above.
