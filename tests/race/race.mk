@@ -13,8 +13,10 @@ $(RACE_BIN): tests/race/race.c tests/helpers.h include/ocdir.h $(BUILD)/libocdir
 	$(if $(Q),@echo "  CC      $@")
 	$(Q)$(CC) $(CFLAGS) -Iinclude -pthread $(LDFLAGS) -o $@ $< $(BUILD)/libocdir.a -pthread
 
-# 10^6 rounds per variant by default; TORTURE_ROUNDS, TORTURE_SECONDS (per
-# variant and place) and TORTURE_PLACES bound it. See docs/security.md.
+# 10^6 rounds per variant, arena and place by default: the emulated variants
+# on the host, the native ones in the patched guest. TORTURE_ROUNDS,
+# TORTURE_SECONDS (per variant, arena and place), TORTURE_JOBS (pairs),
+# TORTURE_PLACES and TORTURE_KERNEL; see tests/race/torture, docs/security.md.
 torture: race-bin
 	$(Q)tests/race/torture
 
