@@ -530,13 +530,29 @@ static int remove_tree_at(int dfd, const char *name)
 	return r;
 }
 
+/* The pre-state setup() built last, so that teardown() needs no walk. */
+static struct fz_entry built[FZ_MAX_ENTRIES];
+static int nbuilt = -1, built_ro;
+
 static void teardown(void)
 {
-	char p[PATH_MAX + 8];
+	char p[PATH_MAX * 2];
+	int i, ok = nbuilt >= 0;
 
 	fmt(p, sizeof(p), "%s/P", cdir);
-	while (umount2(p, MNT_DETACH) == 0)
-		;
+	if (nbuilt < 0 || built_ro)
+		while (umount2(p, MNT_DETACH) == 0)
+			;
+	/* children first; anything else left behind makes an rmdir fail */
+	for (i = nbuilt - 1; ok && i >= 0; i--) {
+		fmt(p, sizeof(p), "%s/%s", cdir, built[i].path);
+		if (unlinkat(AT_FDCWD, p, built[i].type == FT_DIR ? AT_REMOVEDIR : 0) < 0)
+			ok = 0;
+	}
+	nbuilt = -1;
+	built_ro = 0;
+	if (ok && rmdir(cdir) == 0)
+		return;
 	remove_tree_at(AT_FDCWD, cdir);
 }
 
@@ -619,7 +635,10 @@ static const char *setup(const struct fz_entry *e, int n)
 		if (mount(path, path, NULL, MS_BIND, NULL) < 0 ||
 		    mount(NULL, path, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL) < 0)
 			return "read-only bind mount";
+		built_ro = 1;
 	}
+	memcpy(built, e, sizeof(*e) * (size_t)n);
+	nbuilt = n;
 	return NULL;
 }
 
