@@ -346,6 +346,25 @@ static char *join_link(const char *parent, const char *target)
 static int emulate_at(int dirfd, const char *path, const struct oc_req *req,
 		      int *created, int via_link, int *links);
 
+/*
+ * Does the walk to the parent meet ".."? The kernel's handle_dots() sets
+ * the walk's root there (set_root()), which decides how RESOLVE_NO_XDEV
+ * treats a later absolute symlink (see follow_last()).
+ */
+static int has_dotdot(const char *p)
+{
+	while (*p) {
+		size_t n = strcspn(p, "/");
+
+		if (n == 2 && p[0] == '.' && p[1] == '.')
+			return 1;
+		p += n;
+		while (*p == '/')
+			p++;
+	}
+	return 0;
+}
+
 /* The last component is a symlink and may be followed: follow it by text. */
 static int follow_last(int dirfd, int parentfd, const char *parent,
 		       const char *last, const struct oc_req *req, int *created,
@@ -396,8 +415,9 @@ static int follow_last(int dirfd, int parentfd, const char *parent,
 		return -ENOENT;
 	/*
 	 * An absolute link jumps to the root: under NO_XDEV that is a crossing
-	 * unless the root is already set (IN_ROOT, or the path was absolute)
-	 * and on the link's mount, as in the kernel's nd_jump_root().
+	 * unless the root is already set (IN_ROOT, an absolute path, or a ".."
+	 * on the way) and on the link's mount, as in the kernel's
+	 * nd_jump_root().
 	 */
 	if (target[0] == '/' && (req->resolve & OCDIR_RESOLVE_NO_XDEV) &&
 	    !(req->resolve & OC_RESOLVE_SCOPED) && !root_set)
@@ -504,7 +524,7 @@ static int emulate_at(int dirfd, const char *path, const struct oc_req *req,
 			}
 			fd = follow_last(dirfd, parentfd, parent, last, req,
 					 created, oflags, links, trailing_slash,
-					 path[0] == '/');
+					 path[0] == '/' || has_dotdot(parent));
 			break;
 		}
 		if (!S_ISDIR(st.st_mode)) {

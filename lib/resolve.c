@@ -176,6 +176,7 @@ static int step_dotdot(struct walk *w)
 	struct ident want, got = { 0, 0 };
 	int fd, r;
 
+	w->root_set = 1;	/* handle_dots() sets the kernel's root here */
 	if (w->scoped && w->depth == 0) {
 		if (w->resolve & OCDIR_RESOLVE_BENEATH)
 			return -EXDEV;

@@ -34,7 +34,7 @@ $(BUILD)/tests/fuzz: tests/fuzz/fuzz.c tests/fuzz/model.c tests/fuzz/model.h \
 		tests/helpers.h $(BUILD)/libocdir.a
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  CC      $@")
-	$(Q)$(CC) $(FUZZ_CFLAGS) $(LDFLAGS) -static -o $@ tests/fuzz/fuzz.c \
+	$(Q)$(CC) $(FUZZ_CFLAGS) $(LDFLAGS) $(if $(filter 1,$(SAN)),,-static) -o $@ tests/fuzz/fuzz.c \
 		tests/fuzz/model.c $(BUILD)/libocdir.a -pthread
 
 # One guest, the three filesystems in turn; vm/run fails on any kernel report.

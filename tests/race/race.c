@@ -299,9 +299,8 @@ static int attack_move(const struct arena *a, struct shared *sh, unsigned int g)
 	/*
 	 * Sticky: all the attacker can do is be first. Once the victim's
 	 * directory is there every move fails; look (lock-free) instead of
-	 * failing under the arena's lock, so that the next round's moves come
-	 * sooner (measured under TCG: the naive victim's escapes went from
-	 * 3 % to 22 % of the rounds).
+	 * failing under the arena's lock (measured under TCG: the naive
+	 * victim's escapes went from 3 % to 22 % of the rounds).
 	 */
 	if (fstatat(d, TARGET, &st, AT_SYMLINK_NOFOLLOW) == 0)
 		return 0;
