@@ -889,8 +889,21 @@ static void worker_call(const struct request *q, int be, int dirfd, struct resul
 		struct open_how how = {
 			.flags = c->flags, .mode = c->mode, .resolve = c->resolve,
 		};
+		int tries = 0;
 
-		fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+		/*
+		 * Under BENEATH or IN_ROOT a ".." fails with EAGAIN when any
+		 * rename or mount happened meanwhile anywhere on the system
+		 * (rename_lock, mount_lock) - another job of --jobs does both.
+		 * openat2(2) says to retry; the check comes before anything is
+		 * created, and the library retries too. RESOLVE_CACHED's own
+		 * EAGAIN is not retried.
+		 */
+		do
+			fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+		while (fd < 0 && errno == EAGAIN && ++tries < 64 &&
+		       (c->resolve & (FZ_RESOLVE_BENEATH | FZ_RESOLVE_IN_ROOT)) &&
+		       !(c->resolve & FZ_RESOLVE_CACHED));
 	} else if (c->api == API_OPENAT) {
 		fd = ocdir_openat(dirfd, path, (int)(uint32_t)c->flags, (mode_t)c->mode);
 	} else {
@@ -1666,7 +1679,7 @@ int main(int argc, char **argv)
 	for (i = (uint64_t)shard; i < cases; i += (uint64_t)jobs) {
 		uint64_t index = have_one ? one : i;
 		struct fcase c, orig;
-		struct verdict v;
+		struct verdict v, first;
 		char desc[2048];
 
 		if (max_seconds && !have_one &&
@@ -1691,6 +1704,7 @@ int main(int argc, char **argv)
 		if (reports++ >= max_reports && !have_one)
 			continue;
 		orig = c;
+		first = v;
 		shrink(&c);
 		check_case(&c, &v, 0);
 		describe(&c, desc, sizeof(desc));
@@ -1702,6 +1716,10 @@ int main(int argc, char **argv)
 			describe(&orig, desc, sizeof(desc));
 			printf("FAIL: fuzz seed %" PRIu64 " case %" PRIu64
 			       ": disagreement went away while shrinking\n", seed, index);
+			for (be = 0; be < BE_COUNT; be++)
+				if (first.what[be][0])
+					printf("#   first run: %s: %s\n", backend_names[be],
+					       first.what[be]);
 		}
 		printf("#   minimized: %s\n", desc);
 		printf("#   on %s (%s); replay: tests/fuzz/fuzz --seed %" PRIu64 " --case %"
