@@ -19,6 +19,12 @@
  *
  * The cases run in a child process, which may unshare its mount namespace
  * for the mount-crossing cases. Output: the tests/helpers.h protocol.
+ *
+ * For native, inotify on each case directory tells which path a creating
+ * call took: the kernel (one IN_CREATE|IN_ISDIR for the name) or the
+ * emulation (a .ocdir-stage.* directory first), which the library falls
+ * back to where the kernel only looks the name up (SPEC rule 13). A
+ * summary line per run checks that against the filesystem.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +35,7 @@
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <stddef.h>
+#include <sys/inotify.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -55,8 +62,42 @@ struct run {
 	int as_user;
 	uid_t uid;
 	int mounts_ok;		/* mount namespace available */
-	int atomic_open_fs;	/* rule 13 filesystem (raw: ENOENT) */
+	int lookup_only_fs;	/* rule 13: ->atomic_open only looks up */
+	mode_t mkdir_drops;	/* mode bits mkdirat(2) drops on this filesystem */
+	const char *fs_type;	/* from /proc/self/mountinfo */
+	int made_by_kernel;	/* native creations seen, by path taken */
+	int made_by_emulation;
 };
+
+/*
+ * Which path a native creation took, from the inotify events on the case
+ * directory: the emulation makes a .ocdir-stage.* directory first.
+ */
+enum path_taken { PATH_UNSEEN, PATH_KERNEL, PATH_EMULATION };
+
+static enum path_taken read_path_taken(int in)
+{
+	union {
+		struct inotify_event ev;
+		char buf[8192];
+	} u;
+	enum path_taken path = PATH_UNSEEN;
+	ssize_t len, off;
+
+	while ((len = read(in, u.buf, sizeof(u.buf))) > 0) {
+		for (off = 0; off < len;) {
+			const struct inotify_event *ev =
+				(const struct inotify_event *)(u.buf + off);
+
+			if (ev->len && !strncmp(ev->name, ".ocdir-stage.", 13))
+				path = PATH_EMULATION;
+			else if ((ev->mask & IN_ISDIR) && path == PATH_UNSEEN)
+				path = PATH_KERNEL;
+			off += (ssize_t)(sizeof(*ev) + ev->len);
+		}
+	}
+	return path;
+}
 
 /* ---- setup ---- */
 
@@ -160,8 +201,13 @@ static int mode_of(const char *s)
 }
 
 /* Returns NULL or a description of the first check that failed. */
-static const char *check_after(int casefd, const char *after, char *why,
-			       size_t size)
+/*
+ * dropped: mode bits mkdirat(2) itself drops on this filesystem (bindfs
+ * drops the sticky bit); the cases' modes are what local filesystems give,
+ * and the contract is "as mkdirat(2) would".
+ */
+static const char *check_after(int casefd, const char *after, mode_t dropped,
+			       char *why, size_t size)
 {
 	char buf[1024], *save = NULL, *tok;
 	struct stat st;
@@ -186,9 +232,10 @@ static const char *check_after(int casefd, const char *after, char *why,
 				snprintf(why, size, "%s is not a directory", path);
 				return why;
 			}
-			if (kind == 'M' && (int)(st.st_mode & 07777) != mode_of(eq)) {
-				snprintf(why, size, "%s has mode %04o, want %s", path,
-					 (unsigned)(st.st_mode & 07777), eq);
+			if (kind == 'M' && (st.st_mode & 07777) != (mode_of(eq) & ~dropped)) {
+				snprintf(why, size, "%s has mode %04o, want %04o", path,
+					 (unsigned)(st.st_mode & 07777),
+					 (unsigned)(mode_of(eq) & ~dropped));
 				return why;
 			}
 			if (kind == 'E') {
@@ -297,7 +344,7 @@ static int protected_symlinks(void)
 static void run_case(struct run *r, const struct conf_case *c, int idx)
 {
 	char casedir[2100], path[4096], why[512], setup[1024], *save = NULL, *op;
-	int casefd, fd, err, fds_before, created, want_err = c->err;
+	int casefd, fd, err, fds_before, created, want_err = c->err, in = -1;
 	const char *after = c->after;
 	const char *msg;
 	struct stat a, b;
@@ -335,6 +382,14 @@ static void run_case(struct run *r, const struct conf_case *c, int idx)
 		}
 	}
 
+	if (r->backend == B_NATIVE && c->created == 1) {
+		in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		if (in >= 0 && inotify_add_watch(in, casedir, IN_CREATE) < 0) {
+			close(in);
+			in = -1;
+		}
+	}
+
 	/* The call runs as the test uid; only the setup needed root. */
 	if (r->as_user && (setresgid(r->uid, r->uid, r->uid) < 0 ||
 			   setresuid(r->uid, r->uid, 0) < 0)) {
@@ -347,8 +402,8 @@ static void run_case(struct run *r, const struct conf_case *c, int idx)
 	}
 	subst(path, sizeof(path), c->path, casedir);
 
-	/* Rule 13: on ->atomic_open filesystems the raw call creates nothing. */
-	if (r->backend == B_RAW && r->atomic_open_fs && want_err == OK && c->created == 1 &&
+	/* Rule 13: where ->atomic_open only looks up, the raw call creates nothing. */
+	if (r->backend == B_RAW && r->lookup_only_fs && want_err == OK && c->created == 1 &&
 	    !(c->need & NEED_MOUNT)) {	/* those create on the tmpfs mounted inside */
 		want_err = ENOENT;
 		after = "";
@@ -358,7 +413,7 @@ static void run_case(struct run *r, const struct conf_case *c, int idx)
 	fd = call_backend(r, casefd, path, c, &created);
 	err = fd < 0 ? errno : 0;
 	msg = NULL;
-	if (r->backend == B_RAW && r->atomic_open_fs && (c->need & DANGLING) && err == ENOENT)
+	if (r->backend == B_RAW && r->lookup_only_fs && (c->need & DANGLING) && err == ENOENT)
 		want_err = ENOENT;
 	if (want_err && fd >= 0) {
 		snprintf(why, sizeof(why), "got an fd, want %s", t_errname(want_err));
@@ -390,8 +445,14 @@ static void run_case(struct run *r, const struct conf_case *c, int idx)
 		}
 		close(fd);
 	}
+	if (in >= 0 && !msg && fd >= 0) {
+		enum path_taken path = read_path_taken(in);
+
+		r->made_by_kernel += path == PATH_KERNEL;
+		r->made_by_emulation += path == PATH_EMULATION;
+	}
 	if (!msg)
-		msg = check_after(casefd, after, why, sizeof(why));
+		msg = check_after(casefd, after, r->mkdir_drops, why, sizeof(why));
 	if (!msg && t_count_fds() != fds_before)
 		msg = "fd leaked";
 	if (!msg && stage_left(casefd, 1))
@@ -403,6 +464,8 @@ back:
 		exit(T_EXIT_FAIL);
 	}
 	close(casefd);
+	if (in >= 0)
+		close(in);
 	if (err)
 		return t_fail(c->name, "chdir: %s", strerror(err));
 	if (msg)
@@ -448,38 +511,84 @@ static int install_openat2_filter(int err)
 }
 
 /*
- * Rule 13 filesystems. statfs() cannot tell: 9p passes the server's f_type
- * through, so the type comes from /proc/self/mountinfo, matched by device.
+ * The filesystem type of dir. statfs() cannot tell: 9p passes the server's
+ * f_type through, so it comes from /proc/self/mountinfo, matched by device.
  */
-static int is_atomic_open_fs(const char *dir)
+static const char *fs_type_of(const char *dir)
 {
-	static const char *const types[] = {
-		"9p", "fuse", "fuseblk", "nfs", "nfs4", "cifs", "smb3", "ceph",
-		"gfs2", "vboxsf",
-	};
-	char line[4096], type[64];
+	static char type[64];
+	char line[4096];
 	unsigned int maj, min;
 	struct stat st;
+	const char *found = "unknown";
 	FILE *f;
-	size_t i;
-	int found = 0;
 
 	if (stat(dir, &st) < 0 || !(f = fopen("/proc/self/mountinfo", "re")))
-		return 0;
-	while (!found && fgets(line, sizeof(line), f)) {
+		return found;
+	while (fgets(line, sizeof(line), f)) {
 		char *sep = strstr(line, " - ");
 
 		if (!sep || sscanf(line, "%*d %*d %u:%u", &maj, &min) != 2 ||
 		    sscanf(sep + 3, "%63s", type) != 1)
 			continue;
-		if (maj != major(st.st_dev) || min != minor(st.st_dev))
-			continue;
-		for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-			if (!strcmp(type, types[i]) || !strncmp(type, "fuse.", 5))
-				found = 1;
+		if (maj == major(st.st_dev) && min == minor(st.st_dev))
+			found = type;
 	}
 	fclose(f);
 	return found;
+}
+
+/* Which of 07777 a directory made by mkdirat(2) in dir loses (umask 0). */
+static mode_t mkdir_drops(const char *dir)
+{
+	char path[4096];
+	mode_t old = umask(0), kept = 01777;
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/.mode-probe.%d", dir, (int)getpid());
+	if (mkdir(path, 01777) == 0) {
+		if (stat(path, &st) == 0)
+			kept = st.st_mode & 07777;
+		rmdir(path);
+	}
+	umask(old);
+	return 01777 & ~kept;
+}
+
+/*
+ * Rule 13 filesystems: their ->atomic_open only looks the name up. With the
+ * ocdir series fuse and 9p (9P2000.L, which vm/init mounts) create.
+ */
+static int is_lookup_only_fs(const char *type)
+{
+	static const char *const types[] = {
+		"nfs", "nfs4", "cifs", "smb3", "ceph", "gfs2", "vboxsf",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (!strcmp(type, types[i]))
+			return 1;
+	return 0;
+}
+
+/*
+ * Native only: every creation the events showed must have taken the path
+ * this filesystem calls for, and at least one must have been seen.
+ */
+static void check_paths_taken(const struct run *r)
+{
+	const char *want = r->lookup_only_fs ? "emulation" : "kernel";
+	int right = r->lookup_only_fs ? r->made_by_emulation : r->made_by_kernel;
+	int wrong = r->lookup_only_fs ? r->made_by_kernel : r->made_by_emulation;
+
+	if (right > 0 && wrong == 0)
+		t_pass("path-taken");
+	else
+		t_fail("path-taken", "on %s every creation should take the %s path",
+		       r->fs_type, want);
+	printf("# path taken on %s: %d creations by the kernel, %d by the emulation "
+	       "fallback\n", r->fs_type, r->made_by_kernel, r->made_by_emulation);
 }
 
 static int child(struct run *r)
@@ -532,6 +641,8 @@ static int child(struct run *r)
 
 	for (i = 0; i < sizeof(conf_cases) / sizeof(conf_cases[0]); i++)
 		run_case(r, &conf_cases[i], (int)i);
+	if (r->backend == B_NATIVE)
+		check_paths_taken(r);
 	return t_exit_status();
 }
 
@@ -574,7 +685,12 @@ int main(int argc, char **argv)
 		t_fail("user", "--user needs root to set up and switch uid");
 		return t_exit_status();
 	}
-	r.atomic_open_fs = is_atomic_open_fs(r.dir);
+	r.fs_type = fs_type_of(r.dir);
+	r.lookup_only_fs = is_lookup_only_fs(r.fs_type);
+	r.mkdir_drops = mkdir_drops(r.dir);
+	if (r.mkdir_drops)
+		printf("# mkdirat(2) on %s drops mode bits %04o: expected modes follow\n",
+		       r.fs_type, (unsigned)r.mkdir_drops);
 	snprintf(r.base, sizeof(r.base), "%s/conf.%s.%u.%d", r.dir,
 		 backend_names[r.backend], (unsigned)r.uid, (int)getpid());
 	if (mkdir(r.base, 0755) < 0 || (r.as_user && chown(r.base, r.uid, r.uid) < 0)) {
