@@ -1,16 +1,29 @@
 # bench/bench.mk - the benchmark of issue 7 (docs/performance.md).
-#   make bench   build it, run it in the patched guest (tmpfs and ext4) and on
-#                the host, and write bench/results/ (CSV, markdown, PNG chart)
+#   make bench           build it, run it in the patched guest (tmpfs and ext4)
+#                        and on the host, and write bench/results/ (CSV,
+#                        markdown, PNG chart)
+#   make bench-profile   where the time of mkdirat and of the native call goes:
+#                        perf and ftrace in a guest booted with the `profile`
+#                        kernel -> bench/results/profile/
 
 BENCH_BIN := $(BUILD)/bench/ocdir_bench
+PROFILE_LOOP := $(BUILD)/bench/profile_loop
 
-all: $(BENCH_BIN)
+all: $(BENCH_BIN) $(PROFILE_LOOP)
 
 $(BENCH_BIN): bench/ocdir_bench.c include/ocdir.h $(BUILD)/libocdir.a
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  CC      $@")
 	$(Q)$(CC) $(CFLAGS) -Iinclude -pthread $(LDFLAGS) -o $@ $< $(BUILD)/libocdir.a -lpthread
 
-.PHONY: bench
+$(PROFILE_LOOP): bench/profile_loop.c
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(CC) $(CFLAGS) -pthread $(LDFLAGS) -o $@ $< -lpthread
+
+.PHONY: bench bench-profile
 bench: deps $(BENCH_BIN)
 	$(Q)bench/run
+
+bench-profile: deps $(PROFILE_LOOP)
+	$(Q)bench/profile
