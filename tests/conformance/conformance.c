@@ -556,23 +556,6 @@ static mode_t mkdir_drops(const char *dir)
 }
 
 /*
- * Rule 13 filesystems: their ->atomic_open only looks the name up. With the
- * ocdir series fuse and 9p (9P2000.L, which vm/init mounts) create.
- */
-static int is_lookup_only_fs(const char *type)
-{
-	static const char *const types[] = {
-		"nfs", "nfs4", "cifs", "smb3", "ceph", "gfs2", "vboxsf",
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-		if (!strcmp(type, types[i]))
-			return 1;
-	return 0;
-}
-
-/*
  * Native only: every creation the events showed must have taken the path
  * this filesystem calls for, and at least one must have been seen.
  */
@@ -686,7 +669,7 @@ int main(int argc, char **argv)
 		return t_exit_status();
 	}
 	r.fs_type = fs_type_of(r.dir);
-	r.lookup_only_fs = is_lookup_only_fs(r.fs_type);
+	r.lookup_only_fs = t_lookup_only_fs(r.fs_type);
 	r.mkdir_drops = mkdir_drops(r.dir);
 	if (r.mkdir_drops)
 		printf("# mkdirat(2) on %s drops mode bits %04o: expected modes follow\n",

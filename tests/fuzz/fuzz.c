@@ -1314,23 +1314,6 @@ static void fs_type_of(const char *path, char *type, size_t size)
 	fclose(f);
 }
 
-/*
- * Rule 13: filesystems whose ->atomic_open only looks the name up. With the
- * ocdir series fuse and 9p (9P2000.L, as vm/init mounts it) create.
- */
-static int is_atomic_open_fs(const char *type)
-{
-	static const char *const list[] = {
-		"nfs", "nfs4", "cifs", "smb3", "ceph", "gfs2", "vboxsf",
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(list) / sizeof(list[0]); i++)
-		if (!strcmp(type, list[i]))
-			return 1;
-	return 0;
-}
-
 static int user_can_search(const char *path)
 {
 	pid_t pid = fork();
@@ -1369,7 +1352,7 @@ static int discover(const char *dir)
 	}
 	fmt(env.cdir, sizeof(env.cdir), "%s", cdir);
 	fs_type_of(basedir, env.fstype, sizeof(env.fstype));
-	env.atomic_open = is_atomic_open_fs(env.fstype);
+	env.atomic_open = t_lookup_only_fs(env.fstype);
 
 	/* "/" and every directory down to C, with their mount ids */
 	env.nanc = 0;
