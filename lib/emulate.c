@@ -388,13 +388,11 @@ static int follow_last(int dirfd, int parentfd, const char *parent,
 		close(fd);
 		return r;
 	}
-	n = readlinkat(fd, "", target, sizeof(target));
-	if (n < 0 || (size_t)n >= sizeof(target)) {
-		r = n < 0 ? -errno : -ENAMETOOLONG;
+	n = oc_read_link(fd, target, sizeof(target));
+	if (n < 0) {
 		close(fd);
-		return r;
+		return (int)n;
 	}
-	target[n] = '\0';
 	if (oc_is_magic_link(fd, target)) {
 		close(fd);
 		if (req->resolve & OCDIR_RESOLVE_NO_MAGICLINKS)

@@ -39,6 +39,22 @@ struct walk {
 };
 
 /*
+ * The target of the symlink linkfd (an O_PATH fd), NUL-terminated in buf;
+ * returns its length or -errno.
+ */
+ssize_t oc_read_link(int linkfd, char *buf, size_t size)
+{
+	ssize_t n = readlinkat(linkfd, "", buf, size);
+
+	if (n < 0)
+		return -errno;
+	if ((size_t)n >= size)
+		return -ENAMETOOLONG;
+	buf[n] = '\0';
+	return n;
+}
+
+/*
  * Proc's ordinary symlinks ("self", "thread-self", "mounts", "net", ...)
  * point at "<pid>..." or "self/..."; the magic ones (fd/N, exe, cwd, root,
  * ns/..., map_files) read as absolute paths or "type:[id]" strings.
@@ -290,13 +306,12 @@ static int walk_path(struct walk *w, const char *path, int nofollow_last)
 				r = -ELOOP;
 				goto out;
 			}
-			n = readlinkat(fd, "", target, sizeof(target));
-			if (n < 0 || (size_t)n >= sizeof(target)) {
-				r = n < 0 ? -errno : -ENAMETOOLONG;
+			n = oc_read_link(fd, target, sizeof(target));
+			if (n < 0) {
+				r = (int)n;
 				close(fd);
 				goto out;
 			}
-			target[n] = '\0';
 			if (oc_is_magic_link(fd, target)) {
 				close(fd);
 				if (w->resolve & OCDIR_RESOLVE_NO_MAGICLINKS) {
