@@ -97,6 +97,20 @@ function flush(   i, j, entry, p, seen) {
 /^[ \t]*$/ { flush(); next }
 # "getname_flags.part.0" is getname_flags: drop what the compiler appended
 { sym = $2; sub(/\..*/, "", sym); chain[++n] = sym }
+# Print the n largest entries of arr (n = 0: all of them), largest first,
+# by repeated selection (mawk has no asort): pad, the name in a column of
+# width, samples, share, us per operation, then unit.
+function top(arr, n, pad, width, unit,    k, f, best, bv, seen) {
+	for (k = 0; n == 0 || k < n; k++) {
+		best = ""; bv = -1
+		for (f in arr)
+			if (!(f in seen) && arr[f] > bv) { best = f; bv = arr[f] }
+		if (best == "")
+			break
+		seen[best] = 1
+		printf "%s%-" width "s %8d %5.1f%% %9.2f%s\n", pad, best, bv, 100 * bv / insys, us(bv), unit
+	}
+}
 function us(s) { return s * period_ns / ops / 1000 }
 END {
 	flush()
@@ -105,27 +119,10 @@ END {
 	printf "samples: %d in all, %d inside the system call = %.2f us per operation\n", total, insys, us(insys)
 	print ""
 	printf "%-52s %8s %6s %9s\n", "part of the system call", "samples", "%", "us/op"
-	# largest first, by repeated selection (mawk has no asort)
-	for (;;) {
-		best = ""; bv = -1
-		for (p in parts)
-			if (!(p in done) && parts[p] > bv) { best = p; bv = parts[p] }
-		if (best == "")
-			break
-		done[best] = 1
-		printf "%-52s %8d %5.1f%% %9.2f\n", best, bv, 100 * bv / insys, us(bv)
-	}
+	top(parts, 0, "", 52, "")
 	print ""
 	print "\"other\" by leaf function, top 10:"
-	for (k = 0; k < 10; k++) {
-		best = ""; bv = -1
-		for (f in other)
-			if (!(f in odone) && other[f] > bv) { best = f; bv = other[f] }
-		if (best == "")
-			break
-		odone[best] = 1
-		printf "  %-40s %8d %5.1f%% %9.2f us/op\n", best, bv, 100 * bv / insys, us(bv)
-	}
+	top(other, 10, "  ", 40, " us/op")
 	print ""
 	print "inclusive (the function anywhere below the system call entry):"
 	for (j = 1; j <= nk; j++)
@@ -133,24 +130,8 @@ END {
 			printf "  %-40s %8d %5.1f%% %9.2f us/op\n", key[j], incl[key[j]], 100 * incl[key[j]] / insys, us(incl[key[j]])
 	print ""
 	print "waiting for locks (leaf is a lock slow path), by the function that takes the lock:"
-	for (k = 0; k < 10; k++) {
-		best = ""; bv = -1
-		for (f in waiter)
-			if (!(f in wdone) && waiter[f] > bv) { best = f; bv = waiter[f] }
-		if (best == "")
-			break
-		wdone[best] = 1
-		printf "  %-52s %8d %5.1f%% %9.2f us/op\n", best, bv, 100 * bv / insys, us(bv)
-	}
+	top(waiter, 10, "  ", 52, " us/op")
 	print ""
 	print "self (leaf function of the sample), top 15:"
-	for (k = 0; k < 15; k++) {
-		best = ""; bv = -1
-		for (f in leaf)
-			if (!(f in ldone) && leaf[f] > bv) { best = f; bv = leaf[f] }
-		if (best == "")
-			break
-		ldone[best] = 1
-		printf "  %-40s %8d %5.1f%% %9.2f us/op\n", best, bv, 100 * bv / insys, us(bv)
-	}
+	top(leaf, 15, "  ", 40, " us/op")
 }
