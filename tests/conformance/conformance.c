@@ -516,15 +516,15 @@ static int install_openat2_filter(int err)
  */
 static const char *fs_type_of(const char *dir)
 {
-	static char type[64];
-	char line[4096];
+	static char found[64] = "unknown";
+	char line[4096], type[64];
 	unsigned int maj, min;
 	struct stat st;
-	const char *found = "unknown";
 	FILE *f;
 
 	if (stat(dir, &st) < 0 || !(f = fopen("/proc/self/mountinfo", "re")))
 		return found;
+	/* The last match: a mount stacked on another one is listed after it. */
 	while (fgets(line, sizeof(line), f)) {
 		char *sep = strstr(line, " - ");
 
@@ -532,7 +532,7 @@ static const char *fs_type_of(const char *dir)
 		    sscanf(sep + 3, "%63s", type) != 1)
 			continue;
 		if (maj == major(st.st_dev) && min == minor(st.st_dev))
-			found = type;
+			memcpy(found, type, sizeof(found));
 	}
 	fclose(f);
 	return found;
@@ -565,13 +565,14 @@ static void check_paths_taken(const struct run *r)
 	int right = r->lookup_only_fs ? r->made_by_emulation : r->made_by_kernel;
 	int wrong = r->lookup_only_fs ? r->made_by_kernel : r->made_by_emulation;
 
+	/* Before the verdict, which flushes: the child ends with _exit(). */
+	printf("# path taken on %s: %d creations by the kernel, %d by the emulation "
+	       "fallback\n", r->fs_type, r->made_by_kernel, r->made_by_emulation);
 	if (right > 0 && wrong == 0)
 		t_pass("path-taken");
 	else
 		t_fail("path-taken", "on %s every creation should take the %s path",
 		       r->fs_type, want);
-	printf("# path taken on %s: %d creations by the kernel, %d by the emulation "
-	       "fallback\n", r->fs_type, r->made_by_kernel, r->made_by_emulation);
 }
 
 static int child(struct run *r)
