@@ -7,13 +7,17 @@
  *   --max-seconds T stops generating after T seconds (the count is reported)
  *   --max-reports R shrinks and prints the first R disagreements (20)
  *   --jobs N runs N processes, job k taking cases k, k+N, ... (one summary)
+ *   --first F runs cases F .. F+N-1 (a long run in parts: disjoint ranges
+ *             of one seed add up to the run in one go)
+ *   --progress T prints a line per job every T seconds (default 600)
  *
  * Case I of seed S is a pure function of (S, I): open flags (every bit,
  * invalid ones included), mode, umask, resolve flags, library options, the
  * path shape, what is at the name, the kind of parent directory and the
  * caller's uid. For each case the fuzzer builds the pre-state once in
- * DIR/ocdir-fuzz.PID/c, runs the call once per backend in a worker process
- * (one per backend and caller, reused from case to case), and compares the
+ * DIR/ocdir-fuzz.PID/c, runs the call once per backend (root's calls in
+ * the fuzzer's process, the uid 1000 ones in a worker process per backend,
+ * reused from case to case), and compares the
  * result (descriptor to which directory, or which errno), the library's
  * "created" answer and everything below the case directory afterwards
  * (type, mode, owner, group of every object) with what the model (model.c)
@@ -138,6 +142,7 @@ struct fcase {
 
 struct caps {
 	int acl, ro, fifo, sock, chr, user;
+	int plain_create;	/* root's new objects are as inherited() says */
 };
 
 static struct fz_env env;
@@ -577,51 +582,99 @@ static int set_default_acl(const char *path, int kind)
 			4 + sizeof(ent[0]) * (size_t)n, 0);
 }
 
+/*
+ * What root's mkdir/open/mknod/symlink makes, with the umask 0, under a
+ * parent with the given gid and mode, when the filesystem behaves as
+ * discover() checked (caps.plain_create): owner 0, the group and for a
+ * directory the setgid bit from a setgid parent, the permission bits
+ * asked for. Where that is already the entry, its lchown or chmod is
+ * skipped: on the debug kernel under TCG each costs about 0.2 ms, and
+ * setting up a case was most of its time. A wrong guess cannot pass
+ * silently: every backend's result is compared with the whole pre-state.
+ */
+static unsigned int create_perm(int type, unsigned int perm)
+{
+	return type == FT_DIR ? perm & 01777 : perm & 0777;
+}
+
+static void inherited(int type, unsigned int perm, unsigned int pgid, unsigned int pmode,
+		      unsigned int *gid, unsigned int *mode)
+{
+	*gid = pmode & S_ISGID ? pgid : 0;
+	*mode = create_perm(type, perm);
+	if (type == FT_DIR && (pmode & S_ISGID))
+		*mode |= S_ISGID;
+}
+
 /* Returns NULL or what failed. */
 static const char *setup(const struct fz_entry *e, int n)
 {
 	char path[PATH_MAX * 2];
-	int i, fd;
+	const char *why = NULL;
+	unsigned int gid, mode;
+	mode_t saved_umask;
+	int i, j, fd;
 
 	teardown();
 	if (mkdir(cdir, 0755) < 0)
 		return "mkdir C";
-	/* everything except P's own mode first: P may end up read-only */
-	for (i = 0; i < n; i++) {
+	saved_umask = umask(0);
+	for (i = 0; i < n && !why; i++) {
+		unsigned int perm = caps.plain_create ? create_perm(e[i].type, e[i].perm) : 0600;
+		unsigned int pgid = 0, pmode = 0755;
+		const char *slash = strrchr(e[i].path, '/');
+
+		/* the parent: an earlier entry, or C (root's, 0755) */
+		for (j = i - 1; slash && j >= 0; j--)
+			if (strlen(e[j].path) == (size_t)(slash - e[i].path) &&
+			    !strncmp(e[j].path, e[i].path, (size_t)(slash - e[i].path))) {
+				pgid = e[j].gid;
+				pmode = e[j].perm;
+				break;
+			}
 		fmt(path, sizeof(path), "%s/%s", cdir, e[i].path);
 		switch (e[i].type) {
 		case FT_DIR:
-			if (mkdir(path, 0700) < 0)
-				return "mkdir";
+			if (mkdir(path, caps.plain_create ? perm : 0700) < 0)
+				why = "mkdir";
 			break;
 		case FT_REG:
-			fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+			fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, perm);
 			if (fd < 0)
-				return "create file";
-			close(fd);
+				why = "create file";
+			else
+				close(fd);
 			break;
 		case FT_FIFO:
-			if (mknod(path, S_IFIFO | 0600, 0) < 0)
-				return "mkfifo";
+			if (mknod(path, S_IFIFO | perm, 0) < 0)
+				why = "mkfifo";
 			break;
 		case FT_SOCK:
-			if (mknod(path, S_IFSOCK | 0600, 0) < 0)
-				return "mknod socket";
+			if (mknod(path, S_IFSOCK | perm, 0) < 0)
+				why = "mknod socket";
 			break;
 		case FT_CHR:
-			if (mknod(path, S_IFCHR | 0600, makedev(1, 3)) < 0)
-				return "mknod chardev";
+			if (mknod(path, S_IFCHR | perm, makedev(1, 3)) < 0)
+				why = "mknod chardev";
 			break;
 		case FT_LNK:
 			if (symlink(e[i].link, path) < 0)
-				return "symlink";
+				why = "symlink";
 			break;
 		}
-		if (lchown(path, e[i].uid, e[i].gid) < 0)
-			return "lchown";
-		if (e[i].type != FT_LNK && chmod(path, e[i].perm) < 0)
-			return "chmod";
+		if (why)
+			break;
+		inherited(e[i].type, e[i].perm, pgid, pmode, &gid, &mode);
+		if ((!caps.plain_create || e[i].uid != 0 || e[i].gid != gid) &&
+		    lchown(path, e[i].uid, e[i].gid) < 0)
+			why = "lchown";
+		else if (e[i].type != FT_LNK && (!caps.plain_create || mode != e[i].perm) &&
+			 chmod(path, e[i].perm) < 0)
+			why = "chmod";
 	}
+	umask(saved_umask);
+	if (why)
+		return why;
 	/* after the children were made, so that they inherit nothing */
 	for (i = 0; i < n; i++) {
 		fmt(path, sizeof(path), "%s/%s", cdir, e[i].path);
@@ -841,6 +894,15 @@ struct worker {
 	int sock;
 };
 static struct worker workers[BE_COUNT][2];
+
+/*
+ * Root's raw calls, and its emulated ones when this process's library is
+ * the emulated backend (main() forces it when no backend wants the
+ * library unforced), run here without a worker: a round trip to a worker
+ * and back costs about 1.5 ms on the debug kernel under TCG, more than
+ * the call itself. The uid 1000 calls keep their worker.
+ */
+static int library_here;
 
 static void worker_call(const struct request *q, int be, int dirfd, struct result *r)
 {
@@ -1083,6 +1145,14 @@ static int run_backend(const struct fcase *c, int be, const char *path,
 	}
 	q.c = *c;
 	fmt(q.path, sizeof(q.path), "%s", path);
+	if (!c->user && (be == BE_RAW || (be == BE_EMULATED && library_here))) {
+		mode_t saved = umask(022);
+
+		worker_call(&q, be, dirfd, r);
+		umask(saved);
+		close(dirfd);
+		return 0;
+	}
 	w = get_worker(be, c->user);
 	if (w && send_with_fd(w->sock, &q, sizeof(q), dirfd) == (ssize_t)sizeof(q))
 		n = recv(w->sock, r, sizeof(*r), 0);
@@ -1332,6 +1402,46 @@ static int user_can_search(const char *path)
 
 static int kernel_has_feature(int *err);
 
+static int made_as(const char *path, unsigned int gid, unsigned int mode)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0 && st.st_uid == 0 && st.st_gid == gid &&
+	       (S_ISLNK(st.st_mode) || (st.st_mode & 07777) == mode);
+}
+
+/*
+ * Whether setup() may trust inherited(): made as C is (0755 under
+ * basedir), a sticky directory, and in a setgid directory of another
+ * group a directory, a file and a symlink, each compared with the guess.
+ */
+static int plain_create_works(void)
+{
+	char c[PATH_MAX + 64], p[PATH_MAX + 80];
+	mode_t saved = umask(0);
+	int ok, fd;
+
+	fmt(c, sizeof(c), "%s/calc", basedir);
+	ok = mkdir(c, 0755) == 0 && made_as(c, 0, 0755);
+	fmt(p, sizeof(p), "%s/s", c);
+	ok = ok && mkdir(p, 01777) == 0 && made_as(p, 0, 01777);
+	fmt(p, sizeof(p), "%s/g", c);
+	ok = ok && mkdir(p, 0775) == 0 && lchown(p, 0, OTHER_UID) == 0 &&
+	     chmod(p, 02775) == 0;
+	fmt(p, sizeof(p), "%s/g/d", c);
+	ok = ok && mkdir(p, 0755) == 0 && made_as(p, OTHER_UID, 02755);
+	fmt(p, sizeof(p), "%s/g/f", c);
+	fd = ok ? open(p, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644) : -1;
+	ok = fd >= 0 && made_as(p, OTHER_UID, 0644);
+	if (fd >= 0)
+		close(fd);
+	fmt(p, sizeof(p), "%s/g/l", c);
+	ok = ok && symlink("d", p) == 0 && made_as(p, OTHER_UID, 0);
+	umask(saved);
+	remove_tree_at(AT_FDCWD, c);
+	return ok;
+}
+
 static int discover(const char *dir)
 {
 	char real[PATH_MAX], p[PATH_MAX + 64], *s;
@@ -1415,17 +1525,19 @@ static int discover(const char *dir)
 	umount2(p, MNT_DETACH);
 	rmdir(p);
 	caps.user = user_can_search(basedir);
+	caps.plain_create = plain_create_works();
 	if (!quiet_discovery)
 		printf("# fuzz: %s on %s%s; O_DIRECT on dirs %s%s; mkdir keeps %04o; "
 	       "protected_symlinks=%d; default ACLs %s, ro bind %s, fifo %s, "
-	       "socket %s, chardev %s, uid %d %s\n", basedir, env.fstype,
+	       "socket %s, chardev %s, uid %d %s; setup trusts inheritance: %s\n", basedir, env.fstype,
 	       env.atomic_open ? " (lookup-only ->atomic_open: raw creates nothing)" : "",
 	       env.odirect_dirs ? "works" : "EINVAL",
 	       env.odirect_early ? " (O_CREAT|O_DIRECTORY|O_DIRECT: EINVAL before the walk)" : "",
 	       env.perm_mask,
 	       env.protected_symlinks, caps.acl ? "yes" : "no", caps.ro ? "yes" : "no",
 	       caps.fifo ? "yes" : "no", caps.sock ? "yes" : "no",
-	       caps.chr ? "yes" : "no", USER_UID, caps.user ? "yes" : "no (root only)");
+	       caps.chr ? "yes" : "no", USER_UID, caps.user ? "yes" : "no (root only)",
+	       caps.plain_create ? "yes" : "no");
 	for (i = 0; verbose && i < env.nanc; i++)
 		printf("#   ancestor %d %s mnt %" PRIu64 "\n", i, env.anc_name[i],
 		       env.anc_mnt[i]);
@@ -1456,7 +1568,8 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: fuzz --seed S (--cases N | --case I) --dir DIR "
-		"[--backends raw,model,emulated,native] [--max-seconds T] [--max-reports R] [--jobs N] [--verbose]\n");
+		"[--backends raw,model,emulated,native] [--first F] [--max-seconds T] [--max-reports R] "
+		"[--jobs N] [--progress T] [--verbose]\n");
 	exit(2);
 }
 
@@ -1568,7 +1681,9 @@ static int summarize(struct totals *t, int jobs, uint64_t seed, time_t start,
 
 int main(int argc, char **argv)
 {
-	uint64_t seed = 0, cases = 0, one = 0, i, bad = 0, max_seconds = 0;
+	uint64_t seed = 0, cases = 0, one = 0, i, bad = 0, max_seconds = 0, first_case = 0;
+	uint64_t progress = 600;
+	time_t last_progress;
 	int have_seed = 0, have_one = 0, reports = 0, be, ferr, jobs = 1, shard = 0;
 	uint64_t ran = 0;
 	struct totals *tot = NULL;
@@ -1589,6 +1704,10 @@ int main(int argc, char **argv)
 			dir = argv[++a];
 		} else if (!strcmp(argv[a], "--backends") && a + 1 < argc) {
 			backends = argv[++a];
+		} else if (!strcmp(argv[a], "--first") && a + 1 < argc) {
+			first_case = strtoull(argv[++a], NULL, 0);
+		} else if (!strcmp(argv[a], "--progress") && a + 1 < argc) {
+			progress = strtoull(argv[++a], NULL, 0);
 		} else if (!strcmp(argv[a], "--max-seconds") && a + 1 < argc) {
 			max_seconds = strtoull(argv[++a], NULL, 0);
 		} else if (!strcmp(argv[a], "--max-reports") && a + 1 < argc) {
@@ -1615,6 +1734,9 @@ int main(int argc, char **argv)
 			usage();
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!have_one)
+		printf("# fuzz seed %" PRIu64 ": cases %" PRIu64 " to %" PRIu64 ", %d job%s\n",
+		       seed, first_case, first_case + cases - 1, jobs, jobs > 1 ? "s" : "");
 	if (geteuid() != 0) {
 		printf("SKIP: fuzz seed %" PRIu64 ": needs root (setup, mounts, setresuid)\n", seed);
 		return T_EXIT_SKIP;
@@ -1649,6 +1771,11 @@ int main(int argc, char **argv)
 	quiet_discovery = shard > 0;
 	if (discover(dir) < 0)
 		return T_EXIT_FAIL;
+	if (use_backend[BE_EMULATED] && !use_backend[BE_NATIVE]) {
+		/* before this process's first library call: the probe is cached */
+		setenv("OCDIR_FORCE_EMULATION", "1", 1);
+		library_here = ocdir_backend(NULL) == OCDIR_BACKEND_EMULATED;
+	}
 	if (use_backend[BE_RAW] && !kernel_has_feature(&ferr)) {
 		printf("FAIL: fuzz seed %" PRIu64 ": raw: kernel lacks the feature "
 		       "(probe openat(d, \".\", O_CREAT|O_DIRECTORY): %s)\n", seed,
@@ -1659,11 +1786,19 @@ int main(int argc, char **argv)
 	if (have_one) {
 		cases = 1;
 	}
-	for (i = (uint64_t)shard; i < cases; i += (uint64_t)jobs) {
+	last_progress = time(NULL);
+	for (i = first_case + (uint64_t)shard; i < first_case + cases; i += (uint64_t)jobs) {
 		uint64_t index = have_one ? one : i;
 		struct fcase c, orig;
 		struct verdict v, first;
 		char desc[2048];
+
+		if (progress && !have_one && time(NULL) - last_progress >= (time_t)progress) {
+			last_progress = time(NULL);
+			printf("# progress: job %d: %" PRIu64 " cases, %" PRIu64
+			       " disagreements, next case %" PRIu64 ", %lld s\n", shard, ran, bad,
+			       index, (long long)(last_progress - start));
+		}
 
 		if (max_seconds && !have_one &&
 		    (uint64_t)(time(NULL) - start) >= max_seconds) {
