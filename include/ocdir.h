@@ -51,11 +51,16 @@ extern "C" {
 /* Do not set O_CLOEXEC on the returned descriptor (it is set by default). */
 #define OCDIR_NO_CLOEXEC		(1ULL << 0)
 /*
- * Emulation only (no effect on the native backend): create with mkdirat +
- * openat(O_NOFOLLOW) and identity checks instead of the staging directory.
- * Several times cheaper, but the new directory is visible before it is
- * opened and a swap between the two calls to another directory owned by the
- * caller is not detected (docs/library.md, "Feature table").
+ * Emulation only (no effect on the native backend): where the parent is
+ * private, create with mkdirat + openat(O_NOFOLLOW) and identity checks
+ * instead of the staging directory. Private means owned by the caller's
+ * fsuid or root and either writable by nobody else (no group or other
+ * write bit; with an ACL those bits are its mask) or sticky: then nobody
+ * else can move or replace the new directory between the two calls. In any
+ * other parent the option is ignored and the staging directory used, so
+ * the guarantees are the default emulation's everywhere. Several times
+ * cheaper where it applies; the new directory is visible under its name
+ * before it is opened (docs/library.md, "Cost, and the faster mode").
  */
 #define OCDIR_FAST_EMULATION		(1ULL << 1)
 

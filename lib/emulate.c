@@ -245,6 +245,25 @@ static int create_weak(int parentfd, const char *last, const struct oc_req *req,
 	return fd;
 }
 
+/*
+ * Whether only the caller and root can move or replace what the caller
+ * makes in this parent: it belongs to one of them, and nobody else may
+ * write to it, or it is sticky (then only its owner and the entry's owner
+ * may rename or remove an entry). Group write counts as "somebody else":
+ * with an access ACL the group bits are its mask, which bounds every
+ * named entry. There create_weak() cannot be fooled, since a swap needs
+ * write access to the parent.
+ */
+static int parent_is_private(int parentfd)
+{
+	struct stat st;
+	uid_t me = oc_fsuid();
+
+	if (fstat(parentfd, &st) < 0 || (st.st_uid != me && st.st_uid != 0))
+		return 0;
+	return !(st.st_mode & (S_IWGRP | S_IWOTH)) || (st.st_mode & S_ISVTX);
+}
+
 /* Absent name: make it in staging, open it, rename it into place. */
 static int create_staged(int parentfd, const char *last, const struct oc_req *req,
 			 int oflags)
@@ -254,7 +273,8 @@ static int create_staged(int parentfd, const char *last, const struct oc_req *re
 	struct stat st, pst;
 	mode_t lent;
 
-	if (req->fast)
+	/* the faster path where nobody else could swap the new directory */
+	if (req->fast && parent_is_private(parentfd))
 		return create_weak(parentfd, last, req, oflags);
 	r = oc_stage_create(parentfd, &stagefd, stagename, sizeof(stagename));
 	if (r)

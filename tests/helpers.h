@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <unistd.h>
 
 #define T_EXIT_PASS 0
@@ -180,6 +181,38 @@ static inline int t_lookup_only_fs(const char *type)
 		if (!strcmp(type, types[i]))
 			return 1;
 	return 0;
+}
+
+/*
+ * How a creation was made, from the IN_CREATE events on its parent read
+ * from the inotify descriptor `in` (non-blocking): the emulation's staged
+ * path makes a ".ocdir-stage.*" directory first; the kernel, and the
+ * emulation's mkdirat + openat path, only the directory itself.
+ */
+enum t_path_taken { T_PATH_UNSEEN, T_PATH_DIRECT, T_PATH_STAGED };
+
+static inline enum t_path_taken t_read_path_taken(int in)
+{
+	union {
+		struct inotify_event ev;
+		char buf[8192];
+	} u;
+	enum t_path_taken path = T_PATH_UNSEEN;
+	ssize_t len, off;
+
+	while ((len = read(in, u.buf, sizeof(u.buf))) > 0) {
+		for (off = 0; off < len;) {
+			const struct inotify_event *ev =
+				(const struct inotify_event *)(u.buf + off);
+
+			if (ev->len && !strncmp(ev->name, ".ocdir-stage.", 13))
+				path = T_PATH_STAGED;
+			else if ((ev->mask & IN_ISDIR) && path == T_PATH_UNSEEN)
+				path = T_PATH_DIRECT;
+			off += (ssize_t)(sizeof(*ev) + ev->len);
+		}
+	}
+	return path;
 }
 
 #endif /* OCDIR_TESTS_HELPERS_H */

@@ -69,36 +69,6 @@ struct run {
 	int made_by_emulation;
 };
 
-/*
- * Which path a native creation took, from the inotify events on the case
- * directory: the emulation makes a .ocdir-stage.* directory first.
- */
-enum path_taken { PATH_UNSEEN, PATH_KERNEL, PATH_EMULATION };
-
-static enum path_taken read_path_taken(int in)
-{
-	union {
-		struct inotify_event ev;
-		char buf[8192];
-	} u;
-	enum path_taken path = PATH_UNSEEN;
-	ssize_t len, off;
-
-	while ((len = read(in, u.buf, sizeof(u.buf))) > 0) {
-		for (off = 0; off < len;) {
-			const struct inotify_event *ev =
-				(const struct inotify_event *)(u.buf + off);
-
-			if (ev->len && !strncmp(ev->name, ".ocdir-stage.", 13))
-				path = PATH_EMULATION;
-			else if ((ev->mask & IN_ISDIR) && path == PATH_UNSEEN)
-				path = PATH_KERNEL;
-			off += (ssize_t)(sizeof(*ev) + ev->len);
-		}
-	}
-	return path;
-}
-
 /* ---- setup ---- */
 
 static void subst(char *out, size_t size, const char *in, const char *casedir)
@@ -446,10 +416,10 @@ static void run_case(struct run *r, const struct conf_case *c, int idx)
 		close(fd);
 	}
 	if (in >= 0 && !msg && fd >= 0) {
-		enum path_taken path = read_path_taken(in);
+		enum t_path_taken path = t_read_path_taken(in);
 
-		r->made_by_kernel += path == PATH_KERNEL;
-		r->made_by_emulation += path == PATH_EMULATION;
+		r->made_by_kernel += path == T_PATH_DIRECT;
+		r->made_by_emulation += path == T_PATH_STAGED;
 	}
 	if (!msg)
 		msg = check_after(casefd, after, r->mkdir_drops, why, sizeof(why));

@@ -139,6 +139,63 @@ static void test_fast(int dfd)
 	T_CHECK(N("fast-emulation-excl"), fd < 0 && errno == EEXIST, "fd %d", fd);
 }
 
+/* Makes dir (mode exactly `mode`) in dfd and creates "d" in it, fast. */
+static enum t_path_taken fast_path_in(int dfd, const char *dir, mode_t mode, int *made)
+{
+	struct ocdir_how how = { .mode = 0700, .options = OCDIR_FAST_EMULATION };
+	enum t_path_taken path = T_PATH_UNSEEN;
+	int in, pfd, fd;
+	char proc[64];
+
+	*made = -1;
+	if (mkdirat(dfd, dir, 0700) < 0 || fchmodat(dfd, dir, mode, 0) < 0)
+		return path;
+	pfd = openat(dfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+	if (pfd >= 0 && in >= 0 && inotify_add_watch(in, proc, IN_CREATE) >= 0) {
+		fd = ocdir_openat2(pfd, "d", &how, sizeof(how), made);
+		if (fd >= 0) {
+			path = t_read_path_taken(in);
+			close(fd);
+		}
+	}
+	if (in >= 0)
+		close(in);
+	if (pfd >= 0)
+		close(pfd);
+	return path;
+}
+
+/*
+ * The faster path is taken only where nobody else could swap the new
+ * directory: a parent of the caller's or root's that only they may write
+ * to, or a sticky one. Elsewhere the option is ignored and the staging
+ * directory used.
+ */
+static void test_fast_where_private(int dfd)
+{
+	enum t_path_taken path;
+	int made;
+
+	if (ocdir_backend(NULL) != OCDIR_BACKEND_EMULATED) {
+		t_skip(N("fast-private-parent"), "the native backend ignores OCDIR_FAST_EMULATION");
+		t_skip(N("fast-sticky-parent"), "the native backend ignores OCDIR_FAST_EMULATION");
+		t_skip(N("fast-shared-parent-stages"),
+		       "the native backend ignores OCDIR_FAST_EMULATION");
+		return;
+	}
+	path = fast_path_in(dfd, "fast-private", 0755, &made);
+	T_CHECK(N("fast-private-parent"), path == T_PATH_DIRECT && made == 1,
+		"path %d made %d", path, made);
+	path = fast_path_in(dfd, "fast-sticky", 01777, &made);
+	T_CHECK(N("fast-sticky-parent"), path == T_PATH_DIRECT && made == 1,
+		"path %d made %d", path, made);
+	path = fast_path_in(dfd, "fast-shared", 0777, &made);
+	T_CHECK(N("fast-shared-parent-stages"), path == T_PATH_STAGED && made == 1,
+		"path %d made %d", path, made);
+}
+
 static void test_mkpath(int dfd)
 {
 	struct ocdir_how how = { .mode = 0700 };
@@ -395,6 +452,7 @@ static int run_mode(const char *name, const char *dir)
 	test_how_checks(dfd);
 	test_cloexec(dfd);
 	test_fast(dfd);
+	test_fast_where_private(dfd);
 	test_mkpath(dfd);
 	test_prepare(dfd);
 	test_race(dfd, 0);
