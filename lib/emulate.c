@@ -413,7 +413,7 @@ static int follow_last(int dirfd, int parentfd, const char *parent,
 		close(fd);
 		return (int)n;
 	}
-	if (oc_is_magic_link(fd, target)) {
+	if (oc_is_magic_link(parentfd, target)) {
 		close(fd);
 		if (req->resolve & OCDIR_RESOLVE_NO_MAGICLINKS)
 			return -ELOOP;

@@ -63,7 +63,7 @@ int oc_scoped_open(int rootfd, const char *path, int oflags, uint64_t resolve);
 int oc_resolver_open(int rootfd, const char *path, int oflags,
 		     uint64_t resolve);
 ssize_t oc_read_link(int linkfd, char *buf, size_t size);
-int oc_is_magic_link(int linkfd, const char *target);
+int oc_is_magic_link(int dirfd, const char *target);
 int oc_may_follow(int dirfd, int linkfd);
 
 /* lib/emulate.c: create-or-open done in userspace */

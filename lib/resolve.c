@@ -58,12 +58,17 @@ ssize_t oc_read_link(int linkfd, char *buf, size_t size)
  * Proc's ordinary symlinks ("self", "thread-self", "mounts", "net", ...)
  * point at "<pid>..." or "self/..."; the magic ones (fd/N, exe, cwd, root,
  * ns/..., map_files) read as absolute paths or "type:[id]" strings.
+ *
+ * The filesystem is asked of the link's directory, not of the link: a FUSE
+ * server answers statfs on a link by following it itself (bindfs does),
+ * and a single-threaded one deadlocks when the link leads back into its
+ * own mount. A symlink is always on its directory's filesystem.
  */
-int oc_is_magic_link(int linkfd, const char *target)
+int oc_is_magic_link(int dirfd, const char *target)
 {
 	struct statfs sfs;
 
-	if (fstatfs(linkfd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC)
+	if (fstatfs(dirfd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC)
 		return 0;
 	if (target[0] >= '0' && target[0] <= '9')
 		return 0;
@@ -312,7 +317,7 @@ static int walk_path(struct walk *w, const char *path, int nofollow_last)
 				close(fd);
 				goto out;
 			}
-			if (oc_is_magic_link(fd, target)) {
+			if (oc_is_magic_link(w->cur, target)) {
 				close(fd);
 				if (w->resolve & OCDIR_RESOLVE_NO_MAGICLINKS) {
 					r = -ELOOP;
