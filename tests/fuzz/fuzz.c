@@ -737,22 +737,24 @@ static void snap_add(struct snap *s, const char *rel, int type, unsigned int per
 		 type_name(type), perm, uid, gid);
 }
 
-static void snap_walk(struct snap *s, int dirfd, const char *prefix)
+/*
+ * Takes fd (a directory) over: every syscall counts on the debug kernel,
+ * so there is no dup() to keep it open for the caller.
+ */
+static void snap_walk(struct snap *s, int fd, const char *prefix)
 {
 	struct dirent *de;
 	struct stat st;
 	char rel[FZ_REL_MAX + 300];
+	int dirfd;
 	DIR *d;
-	int fd;
 
-	fd = dup(dirfd);
-	if (fd < 0)
-		return;
 	d = fdopendir(fd);
 	if (!d) {
 		close(fd);
 		return;
 	}
+	dirfd = fd;
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
@@ -769,7 +771,6 @@ static void snap_walk(struct snap *s, int dirfd, const char *prefix)
 			if (sub >= 0) {
 				fmt(pre2, sizeof(pre2), "%s/", rel);
 				snap_walk(s, sub, pre2);
-				close(sub);
 			}
 		}
 	}
@@ -792,10 +793,8 @@ static void snap_take(struct snap *s)
 
 	s->n = 0;
 	s->overflow = 0;
-	if (fd >= 0) {
+	if (fd >= 0)
 		snap_walk(s, fd, "");
-		close(fd);
-	}
 	snap_sort(s);
 }
 
