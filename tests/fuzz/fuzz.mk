@@ -13,7 +13,7 @@
 #             the guests have 2 vCPUs)
 #
 # Under TCG on the project's 2-core machine the debug kernel manages about
-# 120 cases per second on an idle host (rates in tests/fuzz/README.md), so
+# 140 cases per second on an idle host (rates in tests/fuzz/README.md), so
 # 10^6 cases take 2-3 hours per filesystem; the run prints a progress line
 # per job every 10 minutes and, at the end, how many cases it did.
 #
