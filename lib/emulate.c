@@ -254,14 +254,13 @@ static int create_weak(int parentfd, const char *last, const struct oc_req *req,
  * named entry. There create_weak() cannot be fooled, since a swap needs
  * write access to the parent.
  */
-static int parent_is_private(int parentfd)
+static int parent_is_private(const struct stat *parent)
 {
-	struct stat st;
 	uid_t me = oc_fsuid();
 
-	if (fstat(parentfd, &st) < 0 || (st.st_uid != me && st.st_uid != 0))
+	if (parent->st_uid != me && parent->st_uid != 0)
 		return 0;
-	return !(st.st_mode & (S_IWGRP | S_IWOTH)) || (st.st_mode & S_ISVTX);
+	return !(parent->st_mode & (S_IWGRP | S_IWOTH)) || (parent->st_mode & S_ISVTX);
 }
 
 /* Absent name: make it in staging, open it, rename it into place. */
@@ -271,10 +270,11 @@ static int create_staged(int parentfd, const char *last, const struct oc_req *re
 	char stagename[64];
 	int stagefd, fd, r;
 	struct stat st, pst;
+	int have_pst = fstat(parentfd, &pst) == 0;
 	mode_t lent;
 
 	/* the faster path where nobody else could swap the new directory */
-	if (req->fast && parent_is_private(parentfd))
+	if (req->fast && have_pst && parent_is_private(&pst))
 		return create_weak(parentfd, last, req, oflags);
 	r = oc_stage_create(parentfd, &stagefd, stagename, sizeof(stagename));
 	if (r)
@@ -285,7 +285,7 @@ static int create_staged(int parentfd, const char *last, const struct oc_req *re
 	 * owner bits, an access ACL) by a caller outside the parent's group,
 	 * that chmod cleared the bit: create in the parent itself instead.
 	 */
-	if (fstat(parentfd, &pst) == 0 && (pst.st_mode & S_ISGID) &&
+	if (have_pst && (pst.st_mode & S_ISGID) &&
 	    fstat(stagefd, &st) == 0 && !(st.st_mode & S_ISGID)) {
 		oc_stage_remove(parentfd, stagefd, stagename);
 		return create_weak(parentfd, last, req, oflags);
