@@ -620,7 +620,9 @@ static const char *setup(const struct fz_entry *e, int n)
 		return "mkdir C";
 	saved_umask = umask(0);
 	for (i = 0; i < n && !why; i++) {
-		unsigned int perm = caps.plain_create ? create_perm(e[i].type, e[i].perm) : 0600;
+		/* what the create asks for; without plain_create the chmod sets it */
+		unsigned int perm = caps.plain_create ? create_perm(e[i].type, e[i].perm) :
+				    e[i].type == FT_DIR ? 0700 : 0600;
 		unsigned int pgid = 0, pmode = 0755;
 		const char *slash = strrchr(e[i].path, '/');
 
@@ -635,7 +637,7 @@ static const char *setup(const struct fz_entry *e, int n)
 		fmt(path, sizeof(path), "%s/%s", cdir, e[i].path);
 		switch (e[i].type) {
 		case FT_DIR:
-			if (mkdir(path, caps.plain_create ? perm : 0700) < 0)
+			if (mkdir(path, perm) < 0)
 				why = "mkdir";
 			break;
 		case FT_REG:
@@ -738,23 +740,21 @@ static void snap_add(struct snap *s, const char *rel, int type, unsigned int per
 }
 
 /*
- * Takes fd (a directory) over: every syscall counts on the debug kernel,
- * so there is no dup() to keep it open for the caller.
+ * Takes dirfd over (closedir() closes it): every syscall counts on the
+ * debug kernel, so there is no dup() to keep it open for the caller.
  */
-static void snap_walk(struct snap *s, int fd, const char *prefix)
+static void snap_walk(struct snap *s, int dirfd, const char *prefix)
 {
 	struct dirent *de;
 	struct stat st;
 	char rel[FZ_REL_MAX + 300];
-	int dirfd;
 	DIR *d;
 
-	d = fdopendir(fd);
+	d = fdopendir(dirfd);
 	if (!d) {
-		close(fd);
+		close(dirfd);
 		return;
 	}
-	dirfd = fd;
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
