@@ -51,18 +51,34 @@ extern "C" {
 /* Do not set O_CLOEXEC on the returned descriptor (it is set by default). */
 #define OCDIR_NO_CLOEXEC		(1ULL << 0)
 /*
- * Emulation only (no effect on the native backend): where the parent is
- * private, create with mkdirat + openat(O_NOFOLLOW) and identity checks
- * instead of the staging directory. Private means owned by the caller's
- * fsuid or root and either writable by nobody else (no group or other
- * write bit; with an ACL those bits are its mask) or sticky: then nobody
- * else can move or replace the new directory between the two calls. In any
- * other parent the option is ignored and the staging directory used, so
- * the guarantees are the default emulation's everywhere. Several times
- * cheaper where it applies; the new directory is visible under its name
- * before it is opened (docs/library.md, "Cost, and the faster mode").
+ * Accepted for compatibility; no effect. Where the parent is private (see
+ * OCDIR_ALLOW_WEAK_EMULATION) the emulation always creates in place now,
+ * with the full guarantee.
  */
 #define OCDIR_FAST_EMULATION		(1ULL << 1)
+/*
+ * Emulation only. The emulation creates a new directory in one of two ways,
+ * both with the full guarantee (the descriptor is the directory this call
+ * made, and "created" is never said of anything else):
+ *   - in a private parent (owned by the caller's fsuid or root, and either
+ *     writable by nobody else -- no group or other write bit; with an ACL
+ *     those bits are its mask -- or sticky): mkdirat + openat(O_NOFOLLOW),
+ *     since nobody else can move or replace the new entry there;
+ *   - in any other parent: inside a private staging directory, then
+ *     renamed onto the name with RENAME_NOREPLACE.
+ * Where the staging design cannot run in a shared parent -- the filesystem
+ * refuses RENAME_NOREPLACE (NFS, 9p, many FUSE servers), an LSM refuses the
+ * rename (Landlock without LANDLOCK_ACCESS_FS_REFER), or the staging
+ * directory would lose the setgid bit the new directory must inherit -- the
+ * call fails with EOPNOTSUPP and creates nothing. With this option it falls
+ * back to mkdirat + openat(O_NOFOLLOW) in the shared parent instead, which
+ * gives up one guarantee: someone who can write to the parent can swap the
+ * new name for another directory of the caller's between the two calls,
+ * and the call then opens that one and reports it as created (it still
+ * never returns anything but a directory the caller owns, never follows a
+ * symlink, and never changes anything but that directory).
+ */
+#define OCDIR_ALLOW_WEAK_EMULATION	(1ULL << 2)
 
 /*
  * Arguments of the extended calls, laid out like struct open_how.

@@ -16,7 +16,6 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -74,7 +73,8 @@ int oc_split_path(const char *path, char **parent, char **last)
 	return 0;
 }
 
-static void stage_name(char *buf, size_t size)
+/* A name nobody can guess: PREFIX.PID.RANDOM. */
+void oc_random_name(char *buf, size_t size, const char *prefix)
 {
 	unsigned long long rnd;
 	struct timespec ts;
@@ -84,74 +84,123 @@ static void stage_name(char *buf, size_t size)
 		rnd = (unsigned long long)ts.tv_nsec * 2654435761ULL ^
 		      (unsigned long long)ts.tv_sec;
 	}
-	snprintf(buf, size, ".ocdir-stage.%d.%016llx", (int)getpid(), rnd);
+	snprintf(buf, size, "%s.%d.%016llx", prefix, (int)getpid(), rnd);
 }
 
-/*
- * Already 0700 with no access ACL (the usual umask case)? Then a chmod
- * would only risk losing an inherited setgid bit for nothing: chmod(2)
- * clears it when the caller is not in the directory's group.
- */
-static int stage_is_private(int fd, const struct stat *st)
+static int same_inode(const struct stat *a, const struct stat *b)
 {
-	if ((st->st_mode & 0777) != 0700)
-		return 0;
-	if (fgetxattr(fd, "system.posix_acl_access", NULL, 0) >= 0)
-		return 0;
-	return errno == ENODATA || errno == ENOTSUP;
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
 /*
- * Make the private staging directory in parentfd. Someone who can write to
- * the parent may swap it between mkdirat and openat, so the opened directory
- * must be ours (owner) and is then made 0700 through the descriptor, which
- * also empties the ACL mask. A swapped-in impostor is left alone and a new
- * name is tried.
+ * Which owner does this filesystem show for what the caller creates? Most
+ * show the caller's fsuid; NFS with root_squash, vfat or cifs with uid=,
+ * sshfs and bindfs --force-user show another one. Learned from a file made
+ * through a descriptor: an O_TMPFILE (no name at all), or where the
+ * filesystem has none, an exclusive file with a random name, removed again
+ * only while that name still leads to it.
  */
-int oc_stage_create(int parentfd, int *stagefd, char *name, size_t size)
+static int owner_shown(int dirfd, uid_t *uid)
+{
+	struct stat st, byname;
+	char name[64];
+	int fd;
+
+	fd = oc_openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		if (fstat(fd, &st) < 0)
+			st.st_uid = oc_fsuid();
+		close(fd);
+		*uid = st.st_uid;
+		return 0;
+	}
+	oc_random_name(name, sizeof(name), ".ocdir-owner");
+	fd = oc_openat(dirfd, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return -errno;
+	}
+	if (fstatat(dirfd, name, &byname, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    same_inode(&st, &byname))
+		unlinkat(dirfd, name, 0);
+	close(fd);
+	*uid = st.st_uid;
+	return 0;
+}
+
+/*
+ * Is fd, just opened at `name` in parentfd, the staging directory our
+ * mkdirat made there? Someone who can write to the parent may have put
+ * another directory at the name in between, so it is judged by identity,
+ * not by ownership alone: the name still leads to it, it is empty (a
+ * filesystem that does not count links says 1), it has no permission bit
+ * beyond the 0700 it was made with (the umask and a default ACL only take
+ * bits away; with an ACL the group bits are its mask), and its owner is
+ * the one this filesystem shows for what we create.
+ */
+static int stage_is_ours(int parentfd, const char *name, int fd, struct stat *st)
+{
+	struct stat byname;
+	uid_t shown = (uid_t)-1;
+
+	if (fstat(fd, st) < 0 || !S_ISDIR(st->st_mode) || st->st_nlink > 2 ||
+	    (st->st_mode & (S_IRWXG | S_IRWXO | S_ISUID | S_ISVTX)))
+		return 0;
+	if (fstatat(parentfd, name, &byname, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !same_inode(st, &byname))
+		return 0;
+	if (st->st_uid == oc_fsuid())
+		return 1;
+	return owner_shown(parentfd, &shown) == 0 && shown == st->st_uid;
+}
+
+/*
+ * Make the private staging directory in parentfd and open it. A directory
+ * that is not provably ours (see stage_is_ours()) is left alone, never
+ * changed, and a new name is tried. Ours is made 0700 through its
+ * descriptor if the umask took owner bits away; *lost_setgid says whether
+ * that chmod (by a caller outside the directory's group) cleared the
+ * setgid bit it inherited from the parent, which only our own chmod can do.
+ */
+int oc_stage_create(int parentfd, int *stagefd, char *name, size_t size,
+		    int *lost_setgid)
 {
 	struct stat st;
 	int i, fd, r;
 
+	*lost_setgid = 0;
 	for (i = 0; i < OC_RACE_RETRIES; i++) {
-		stage_name(name, size);
+		oc_random_name(name, size, ".ocdir-stage");
 		if (mkdirat(parentfd, name, 0700) < 0) {
 			if (errno == EEXIST)
 				continue;
 			return -errno;
 		}
 		fd = oc_openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
-		if (fd == -EACCES)	/* umask took the owner's bits */
+		if (fd == -EACCES)	/* the umask took the owner's bits */
 			fd = oc_openat(parentfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+		/* Moved away and replaced: ours is gone from the name. */
 		if (fd == -ENOENT || fd == -ENOTDIR || fd == -ELOOP)
 			continue;
 		if (fd < 0) {
 			unlinkat(parentfd, name, AT_REMOVEDIR);
 			return fd;
 		}
-		if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) ||
-		    st.st_uid != oc_fsuid()) {
+		if (!stage_is_ours(parentfd, name, fd, &st)) {
 			close(fd);
 			continue;
 		}
-		r = 0;
-		if (!stage_is_private(fd, &st)) {
-			/* Keep setgid: the new directory must inherit it from here. */
-			mode_t m = 0700 | (st.st_mode & S_ISGID);
-
-			r = fchmod(fd, m);
-			if (r < 0 && errno == EBADF) {	/* O_PATH: go through /proc */
-				char proc[64];
-
-				snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-				r = chmod(proc, m);
+		if ((st.st_mode & 0777) != 0700) {
+			r = oc_chmod_fd(fd, 0700 | (st.st_mode & S_ISGID));
+			if (r < 0) {
+				oc_stage_remove(parentfd, fd, name);
+				return r;
 			}
-		}
-		if (r < 0) {
-			r = -errno;
-			close(fd);
-			unlinkat(parentfd, name, AT_REMOVEDIR);
-			return r;
+			if (st.st_mode & S_ISGID) {
+				*lost_setgid = fstat(fd, &st) < 0 || !(st.st_mode & S_ISGID);
+			}
 		}
 		*stagefd = fd;
 		return 0;
@@ -159,34 +208,53 @@ int oc_stage_create(int parentfd, int *stagefd, char *name, size_t size)
 	return -EAGAIN;
 }
 
-void oc_stage_remove(int parentfd, int stagefd, const char *name)
+/*
+ * Close the staging directory and remove it, if its name still leads to
+ * it: -ENOENT when someone moved it away (it is then theirs to keep).
+ */
+int oc_stage_remove(int parentfd, int stagefd, const char *name)
 {
+	struct stat byfd, byname;
+	int r = -ENOENT;
+
+	if (fstat(stagefd, &byfd) == 0 &&
+	    fstatat(parentfd, name, &byname, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    same_inode(&byfd, &byname))
+		r = unlinkat(parentfd, name, AT_REMOVEDIR) < 0 ? -errno : 0;
 	close(stagefd);
-	unlinkat(parentfd, name, AT_REMOVEDIR);
+	return r;
 }
 
 /*
- * mkdirat + open with O_NOFOLLOW. The native call needs no permission on
- * the new directory itself; here the owner may lack read permission (to
- * open it) or write permission (to rename it to another parent, which
- * updates its ".."). Such permission is lent through a chmod and given
- * back: at once if keep_lent is NULL, else by the caller after its rename
- * (*keep_lent is then the mode to restore, or (mode_t)-1 if none was lent).
- * If the open fails the new directory is removed again.
+ * mkdirat, then open the new directory with O_NOFOLLOW. After the mkdirat
+ * nothing is done by name but the open and, on failure, the rmdir: every
+ * mode change goes through a descriptor.
+ *
+ * The native call needs no permission on the new directory itself; here
+ * the owner may lack read permission (to open it) or, with keep_lent,
+ * write permission (to rename it to another parent, which updates its
+ * ".."). Such permission is lent through a descriptor (O_PATH when the
+ * directory cannot be opened yet) and given back: at once if keep_lent is
+ * NULL, else by the caller after its rename (*keep_lent is then the mode
+ * to restore, or (mode_t)-1 if none was lent).
+ *
+ * trusted: nobody else can move or replace entries of dirfd (a private
+ * parent, our staging directory). Elsewhere permission is lent only to a
+ * directory the caller owns, and a directory that is not the caller's is
+ * answered with -EEXIST ("look at the name again") and left alone.
  *
  * A chmod by a caller outside the directory's group (without CAP_FSETID)
- * clears the setgid bit the directory inherited (setattr_prepare()), and
- * nothing unprivileged can set it again. So lending is never allowed to
- * cost that bit: with keep_lent NULL such a directory is removed and the
- * call fails with EACCES (its owner may not read it: there is no way to
- * open it and keep its mode); with keep_lent the caller learns it from
- * the fd's mode and can make the directory elsewhere without lending.
+ * clears the setgid bit the directory inherited, and nothing unprivileged
+ * can set it again. With keep_lent NULL such a loss fails the call with
+ * EACCES (the owner may not read the directory: there is no way to open
+ * it and keep its mode); with keep_lent the caller sees it in the fd's
+ * mode.
  */
 int oc_mkdir_open(int dirfd, const char *name, mode_t mode, int oflags,
-		  mode_t *keep_lent)
+		  mode_t *keep_lent, int trusted)
 {
-	mode_t need = keep_lent ? S_IRUSR | S_IWUSR : S_IRUSR, orig = (mode_t)-1;
-	int fd, saved;
+	mode_t need = keep_lent ? S_IRUSR | S_IWUSR : S_IRUSR, orig;
+	int fd, pathfd, r;
 	struct stat st;
 
 	if (keep_lent)
@@ -194,55 +262,71 @@ int oc_mkdir_open(int dirfd, const char *name, mode_t mode, int oflags,
 	if (mkdirat(dirfd, name, mode) < 0)
 		return -errno;
 	oflags |= O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
-	/* Decided by the mode, not by euid 0: root may lack CAP_DAC_OVERRIDE. */
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    S_ISDIR(st.st_mode) && st.st_uid == oc_fsuid() &&
-	    (st.st_mode & need) != need) {
-		if (fchmodat(dirfd, name, (st.st_mode & 07777) | need, 0) == 0)
-			orig = st.st_mode & 07777;
-	}
 	fd = oc_openat(dirfd, name, oflags, 0);
-	if (fd >= 0 && orig != (mode_t)-1) {
-		if (keep_lent) {
-			*keep_lent = orig;
-		} else if (fchmod(fd, orig) < 0) {
-			saved = -errno;
-			close(fd);
-			fd = saved;
-		} else if ((orig & S_ISGID) &&
-			   (fstat(fd, &st) < 0 || !(st.st_mode & S_ISGID))) {
-			close(fd);
-			fd = -EACCES;
+	if (fd >= 0) {
+		if (!keep_lent)
+			return fd;
+		/* Staged: the rename to the parent needs the owner's write bit. */
+		if (fstat(fd, &st) < 0) {
+			r = -errno;
+			goto fail_fd;
 		}
-	}
-	if (fd < 0)
-		unlinkat(dirfd, name, AT_REMOVEDIR);
-	return fd;
-}
-
-/*
- * Where RENAME_NOREPLACE is refused: mkdirat + openat(O_NOFOLLOW), then
- * check that the name still leads to the directory we opened and that it is
- * ours. Weaker: between the two calls the name can be swapped for another
- * directory of ours, and the new directory is visible before it is opened.
- * -EEXIST tells the caller to look at the name again.
- */
-static int create_weak(int parentfd, const char *last, const struct oc_req *req,
-		       int oflags)
-{
-	struct stat byfd, byname;
-	int fd;
-
-	fd = oc_mkdir_open(parentfd, last, req->mode, oflags, NULL);
-	if (fd < 0)
+		if ((st.st_mode & need) == need)
+			return fd;
+		r = oc_chmod_fd(fd, (st.st_mode & 07777) | need);
+		if (r < 0)
+			goto fail_fd;
+		*keep_lent = st.st_mode & 07777;
 		return fd;
-	if (fstat(fd, &byfd) < 0 || byfd.st_uid != oc_fsuid() ||
-	    fstatat(parentfd, last, &byname, AT_SYMLINK_NOFOLLOW) < 0 ||
-	    byname.st_dev != byfd.st_dev || byname.st_ino != byfd.st_ino) {
-		close(fd);
-		return -EEXIST;
 	}
-	return fd;
+	if (fd != -EACCES) {
+		r = fd;
+		goto fail_name;
+	}
+	/* The owner may not read it: lend that through an O_PATH descriptor. */
+	pathfd = oc_openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (pathfd < 0) {
+		r = pathfd;
+		goto fail_name;
+	}
+	if (fstat(pathfd, &st) < 0) {
+		r = -errno;
+		close(pathfd);
+		goto fail_name;
+	}
+	if (!trusted && st.st_uid != oc_fsuid()) {
+		close(pathfd);
+		return -EEXIST;	/* not provably ours: nothing to undo by name */
+	}
+	orig = st.st_mode & 07777;
+	/* and search permission: "." is looked up in it to open it */
+	r = oc_chmod_fd(pathfd, orig | need | S_IXUSR);
+	if (r == 0) {
+		fd = oc_openat(pathfd, ".", oflags, 0);
+		if (fd < 0)
+			oc_chmod_fd(pathfd, orig);
+	}
+	close(pathfd);
+	if (r < 0)
+		goto fail_name;
+	if (fd < 0) {
+		r = fd;
+		goto fail_name;
+	}
+	if (keep_lent) {
+		*keep_lent = orig;
+		return fd;
+	}
+	r = oc_chmod_fd(fd, orig);
+	if (r == 0 && (orig & S_ISGID) && (fstat(fd, &st) < 0 || !(st.st_mode & S_ISGID)))
+		r = -EACCES;
+	if (r == 0)
+		return fd;
+fail_fd:
+	close(fd);
+fail_name:
+	unlinkat(dirfd, name, AT_REMOVEDIR);
+	return r;
 }
 
 /*
@@ -251,7 +335,7 @@ static int create_weak(int parentfd, const char *last, const struct oc_req *req,
  * write to it, or it is sticky (then only its owner and the entry's owner
  * may rename or remove an entry). Group write counts as "somebody else":
  * with an access ACL the group bits are its mask, which bounds every
- * named entry. There create_weak() cannot be fooled, since a swap needs
+ * named entry. There mkdirat + openat cannot be fooled, since a swap needs
  * write access to the parent.
  */
 static int parent_is_private(const struct stat *parent)
@@ -263,45 +347,66 @@ static int parent_is_private(const struct stat *parent)
 	return !(parent->st_mode & (S_IWGRP | S_IWOTH)) || (parent->st_mode & S_ISVTX);
 }
 
-/* Absent name: make it in staging, open it, rename it into place. */
+/*
+ * Where the staging design cannot run in a shared parent (no
+ * RENAME_NOREPLACE, the rename refused by an LSM, a setgid bit the staging
+ * directory would lose): mkdirat + openat(O_NOFOLLOW) in the parent, then
+ * check that the name still leads to the directory we opened and that it
+ * is ours. Only with OCDIR_ALLOW_WEAK_EMULATION: between the two calls the
+ * name can be swapped for another directory of the caller's, and the new
+ * directory is visible before it is opened. -EEXIST tells the caller to
+ * look at the name again.
+ */
+static int create_weak(int parentfd, const char *last, const struct oc_req *req,
+		       int oflags)
+{
+	struct stat byfd, byname;
+	int fd;
+
+	if (!req->allow_weak)
+		return -EOPNOTSUPP;
+	fd = oc_mkdir_open(parentfd, last, req->mode, oflags, NULL, 0);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &byfd) < 0 || byfd.st_uid != oc_fsuid() ||
+	    fstatat(parentfd, last, &byname, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !same_inode(&byfd, &byname)) {
+		close(fd);
+		return -EEXIST;
+	}
+	return fd;
+}
+
+/*
+ * Absent name in a shared parent: make it in staging, open it, rename it
+ * into place.
+ */
 static int create_staged(int parentfd, const char *last, const struct oc_req *req,
 			 int oflags)
 {
 	char stagename[64];
-	int stagefd, fd, r;
-	struct stat st, pst;
-	int have_pst = fstat(parentfd, &pst) == 0;
+	int stagefd, fd, r, lost_setgid;
+	struct stat st;
 	mode_t lent;
 
-	/* the faster path where nobody else could swap the new directory */
-	if (req->fast && have_pst && parent_is_private(&pst))
-		return create_weak(parentfd, last, req, oflags);
-	r = oc_stage_create(parentfd, &stagefd, stagename, sizeof(stagename));
+	r = oc_stage_create(parentfd, &stagefd, stagename, sizeof(stagename),
+			    &lost_setgid);
 	if (r)
 		return r;
 	/*
-	 * The staging directory must carry the parent's setgid bit on to the
-	 * new directory. If making it usable took a chmod (a umask without
-	 * owner bits, an access ACL) by a caller outside the parent's group,
-	 * that chmod cleared the bit: create in the parent itself instead.
+	 * Making the staging directory usable took a chmod that cleared the
+	 * setgid bit the new directory must inherit from the parent.
 	 */
-	if (have_pst && (pst.st_mode & S_ISGID) &&
-	    fstat(stagefd, &st) == 0 && !(st.st_mode & S_ISGID)) {
+	if (lost_setgid) {
 		oc_stage_remove(parentfd, stagefd, stagename);
 		return create_weak(parentfd, last, req, oflags);
 	}
-	fd = oc_mkdir_open(stagefd, last, req->mode, oflags, &lent);
+	fd = oc_mkdir_open(stagefd, last, req->mode, oflags, &lent, 1);
 	if (fd < 0) {
 		oc_stage_remove(parentfd, stagefd, stagename);
 		return fd;
 	}
-	/*
-	 * Lending permission cost the inherited setgid bit (a chmod by a
-	 * caller outside the group clears it) and giving it back cannot
-	 * restore it. The mkdirat + openat path keeps it: it lends nothing
-	 * when the owner may read the directory, and fails with EACCES
-	 * (nothing left) when it may not (see oc_mkdir_open()).
-	 */
+	/* Lending the write bit for the rename cost the inherited setgid bit. */
 	if (lent != (mode_t)-1 && (lent & S_ISGID) &&
 	    fstat(fd, &st) == 0 && !(st.st_mode & S_ISGID)) {
 		close(fd);
@@ -310,10 +415,10 @@ static int create_staged(int parentfd, const char *last, const struct oc_req *re
 		return create_weak(parentfd, last, req, oflags);
 	}
 	r = oc_renameat2(stagefd, last, parentfd, last, RENAME_NOREPLACE);
-	if (r == 0 && lent != (mode_t)-1 && fchmod(fd, lent) < 0) {
+	if (r == 0 && lent != (mode_t)-1) {
+		r = oc_chmod_fd(fd, lent);
 		/* Published but with the wrong mode: take it back. */
-		r = -errno;
-		if (oc_renameat2(parentfd, last, stagefd, last, RENAME_NOREPLACE) < 0) {
+		if (r < 0 && oc_renameat2(parentfd, last, stagefd, last, RENAME_NOREPLACE) < 0) {
 			close(fd);
 			oc_stage_remove(parentfd, stagefd, stagename);
 			return r;
@@ -323,7 +428,11 @@ static int create_staged(int parentfd, const char *last, const struct oc_req *re
 		unlinkat(stagefd, last, AT_REMOVEDIR);
 		close(fd);
 		oc_stage_remove(parentfd, stagefd, stagename);
-		if (r == -EINVAL || r == -ENOSYS)
+		/*
+		 * EINVAL/ENOSYS: no RENAME_NOREPLACE here. EXDEV within one
+		 * directory: an LSM refused it (Landlock without REFER).
+		 */
+		if (r == -EINVAL || r == -ENOSYS || r == -EXDEV)
 			return create_weak(parentfd, last, req, oflags);
 		return r;
 	}
@@ -363,9 +472,6 @@ static char *join_link(const char *parent, const char *target)
 	return s;
 }
 
-static int emulate_at(int dirfd, const char *path, const struct oc_req *req,
-		      int *created, int via_link, int *links);
-
 /*
  * Does the walk to the parent meet ".."? The kernel's handle_dots() sets
  * the walk's root there (set_root()), which decides how RESOLVE_NO_XDEV
@@ -385,12 +491,18 @@ static int has_dotdot(const char *p)
 	return 0;
 }
 
-/* The last component is a symlink and may be followed: follow it by text. */
+/*
+ * The last component is a symlink and may be followed. Returns 0 with
+ * *next set to the path to look at instead (the caller goes round its
+ * loop: no recursion, one buffer on the heap), or a descriptor or -errno
+ * when the link is answered here.
+ */
 static int follow_last(int dirfd, int parentfd, const char *parent,
 		       const char *last, const struct oc_req *req, int *created,
-		       int oflags, int *links, int trailing_slash, int root_set)
+		       int oflags, int *links, int trailing_slash, int root_set,
+		       char **next)
 {
-	char target[PATH_MAX], *next;
+	char *target;
 	ssize_t n;
 	int fd, r;
 
@@ -404,21 +516,28 @@ static int follow_last(int dirfd, int parentfd, const char *parent,
 	r = ++*links > OC_MAX_SYMLINKS ? -ELOOP : oc_may_follow(parentfd, fd);
 	if (!r && (req->resolve & OCDIR_RESOLVE_NO_SYMLINKS))
 		r = -ELOOP;
+	target = r ? NULL : malloc(PATH_MAX);
+	if (!r && !target)
+		r = -ENOMEM;
 	if (r) {
 		close(fd);
 		return r;
 	}
-	n = oc_read_link(fd, target, sizeof(target));
+	n = oc_read_link(fd, target, PATH_MAX);
+	close(fd);
 	if (n < 0) {
-		close(fd);
-		return (int)n;
+		r = (int)n;
+		goto out;
 	}
 	if (oc_is_magic_link(parentfd, target)) {
-		close(fd);
-		if (req->resolve & OCDIR_RESOLVE_NO_MAGICLINKS)
-			return -ELOOP;
-		if (req->resolve & OC_RESOLVE_SCOPED)
-			return -EXDEV;
+		if (req->resolve & OCDIR_RESOLVE_NO_MAGICLINKS) {
+			r = -ELOOP;
+			goto out;
+		}
+		if (req->resolve & OC_RESOLVE_SCOPED) {
+			r = -EXDEV;
+			goto out;
+		}
 		/* Only the kernel can follow it; nothing is created through it. */
 		r = oc_scoped_open(parentfd, last, O_RDONLY | O_DIRECTORY | oflags,
 				   req->resolve);
@@ -426,11 +545,12 @@ static int follow_last(int dirfd, int parentfd, const char *parent,
 			r = -EEXIST;
 		if (r >= 0 && created)
 			*created = 0;
-		return r;
+		goto out;
 	}
-	close(fd);
-	if (n == 0)
-		return -ENOENT;
+	if (n == 0) {
+		r = -ENOENT;
+		goto out;
+	}
 	/*
 	 * An absolute link jumps to the root: under NO_XDEV that is a crossing
 	 * unless the root is already set (IN_ROOT, an absolute path, or a ".."
@@ -438,8 +558,10 @@ static int follow_last(int dirfd, int parentfd, const char *parent,
 	 * nd_jump_root().
 	 */
 	if (target[0] == '/' && (req->resolve & OCDIR_RESOLVE_NO_XDEV) &&
-	    !(req->resolve & OC_RESOLVE_SCOPED) && !root_set)
-		return -EXDEV;
+	    !(req->resolve & OC_RESOLVE_SCOPED) && !root_set) {
+		r = -EXDEV;
+		goto out;
+	}
 	if (target[0] == '/' && (req->resolve & OCDIR_RESOLVE_NO_XDEV) &&
 	    !(req->resolve & OCDIR_RESOLVE_BENEATH)) {
 		uint64_t here, there;
@@ -447,38 +569,43 @@ static int follow_last(int dirfd, int parentfd, const char *parent,
 
 		fd = oc_openat(rootfd, req->resolve & OCDIR_RESOLVE_IN_ROOT ? "." : "/",
 			       O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
-		if (fd < 0)
-			return fd;
+		if (fd < 0) {
+			r = fd;
+			goto out;
+		}
 		r = oc_mount_id(parentfd, &here);
 		if (!r)
 			r = oc_mount_id(fd, &there);
 		close(fd);
+		if (!r && here != there)
+			r = -EXDEV;
 		if (r)
-			return r;
-		if (here != there)
-			return -EXDEV;
+			goto out;
 	}
 	/* Keep the trailing slash: the whole chain is followed then. */
-	if (trailing_slash && (size_t)n + 1 < sizeof(target)) {
+	if (trailing_slash && (size_t)n + 1 < PATH_MAX) {
 		target[n] = '/';
 		target[n + 1] = '\0';
 	}
-	next = join_link(parent, target);
-	if (!next)
-		return -ENOMEM;
-	r = emulate_at(dirfd, next, req, created, 1, links);
-	free(next);
+	*next = join_link(parent, target);
+	r = *next ? 0 : -ENOMEM;
+out:
+	free(target);
 	return r;
 }
 
-static int emulate_at(int dirfd, const char *path, const struct oc_req *req,
-		      int *created, int via_link, int *links)
+/*
+ * One look at `path`: create or open its last component, or ask the caller
+ * (through *next) to look at a trailing symlink's target instead.
+ */
+static int emulate_step(int dirfd, const char *path, const struct oc_req *req,
+			int *created, int via_link, int *links, char **next)
 {
 	int oflags = (req->flags & ~(O_EXCL | O_NOFOLLOW)) | req->cloexec;
 	int excl = !!(req->flags & O_EXCL);
 	char *parent, *last;
-	int parentfd, pathfd, fd, i, r, trailing_slash;
-	struct stat st;
+	int parentfd, pathfd, fd, i, r, trailing_slash, bare, private;
+	struct stat st, pst;
 
 	r = oc_split_path(path, &parent, &last);
 	if (r)
@@ -505,14 +632,40 @@ static int emulate_at(int dirfd, const char *path, const struct oc_req *req,
 		goto out_free;
 	}
 
-	parentfd = oc_scoped_open(dirfd, parent, O_PATH | O_DIRECTORY | O_CLOEXEC,
-				  req->resolve);
-	if (parentfd < 0) {
+	/*
+	 * A bare name needs no walk: dirfd is the parent (AT_FDCWD is the
+	 * working directory, which no other process can change for us).
+	 */
+	bare = !req->resolve && !via_link && !strchr(path, '/');
+	if (bare)
+		parentfd = dirfd;
+	else
+		parentfd = oc_scoped_open(dirfd, parent, O_PATH | O_DIRECTORY | O_CLOEXEC,
+					  req->resolve);
+	if (parentfd < 0 && !bare) {
 		fd = parentfd;
 		goto out_free;
 	}
+	if (fstatat(parentfd, "", &pst, AT_EMPTY_PATH) < 0) {
+		fd = -errno;
+		goto out_close;
+	}
+	private = parent_is_private(&pst);
+	/* Lost races end in EAGAIN, as the header says. */
 	fd = -EAGAIN;
 	for (i = 0; i < OC_RACE_RETRIES; i++) {
+		/*
+		 * In a private parent the mkdirat itself is the lookup: it
+		 * answers EEXIST for any existing name before any other error.
+		 */
+		if (private && !via_link && i == 0) {
+			fd = oc_mkdir_open(parentfd, last, req->mode, oflags, NULL, 1);
+			if (fd != -EEXIST) {
+				if (fd >= 0 && created)
+					*created = 1;
+				break;
+			}
+		}
 		if (fstatat(parentfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			if (errno != ENOENT) {
 				fd = -errno;
@@ -523,9 +676,12 @@ static int emulate_at(int dirfd, const char *path, const struct oc_req *req,
 				fd = -EEXIST;
 				break;
 			}
-			fd = create_staged(parentfd, last, req, oflags);
-			if (fd == -EEXIST && !excl)
+			fd = private ? oc_mkdir_open(parentfd, last, req->mode, oflags, NULL, 1) :
+				       create_staged(parentfd, last, req, oflags);
+			if (fd == -EEXIST && !excl) {
+				fd = -EAGAIN;
 				continue;	/* someone else made it: open theirs */
+			}
 			if (fd >= 0 && created)
 				*created = 1;
 			break;
@@ -542,7 +698,7 @@ static int emulate_at(int dirfd, const char *path, const struct oc_req *req,
 			}
 			fd = follow_last(dirfd, parentfd, parent, last, req,
 					 created, oflags, links, trailing_slash,
-					 path[0] == '/' || has_dotdot(parent));
+					 path[0] == '/' || has_dotdot(parent), next);
 			break;
 		}
 		if (!S_ISDIR(st.st_mode)) {
@@ -575,17 +731,62 @@ static int emulate_at(int dirfd, const char *path, const struct oc_req *req,
 			*created = 0;
 		break;
 	}
-	close(parentfd);
+out_close:
+	if (!bare)
+		close(parentfd);
 out_free:
 	free(parent);
 	free(last);
 	return fd;
 }
 
+/*
+ * Most calls find a directory that exists already and is the caller's
+ * own: then one open answers them, with no rule of ours to apply (rule
+ * 10 never refuses the caller's own directory). Anything else (absent,
+ * a symlink, somebody else's directory, an error) takes the full way,
+ * which gives the errno of the kernel's order. Returns -ENOENT for "take
+ * the full way".
+ */
+static int open_own_existing(int dirfd, const char *path, const struct oc_req *req,
+			     int oflags)
+{
+	struct stat st;
+	int fd;
+
+	fd = oc_scoped_open(dirfd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | oflags,
+			    req->resolve);
+	if (fd < 0)
+		return -ENOENT;
+	if (fstat(fd, &st) == 0 && st.st_uid == oc_fsuid())
+		return fd;
+	close(fd);
+	return -ENOENT;
+}
+
 int oc_emulate(int dirfd, const char *path, const struct oc_req *req,
 	       int *created)
 {
-	int links = 0;
+	int oflags = (req->flags & ~(O_EXCL | O_NOFOLLOW)) | req->cloexec;
+	char *followed = NULL, *next;
+	int links = 0, fd;
 
-	return emulate_at(dirfd, path, req, created, 0, &links);
+	if (!(req->flags & O_EXCL) && *path) {
+		fd = open_own_existing(dirfd, path, req, oflags);
+		if (fd >= 0) {
+			if (created)
+				*created = 0;
+			return fd;
+		}
+	}
+	/* Trailing symlinks are followed here, in a loop: bounded stack. */
+	for (;;) {
+		next = NULL;
+		fd = emulate_step(dirfd, followed ? followed : path, req, created,
+				  !!followed, &links, &next);
+		free(followed);
+		if (!next)
+			return fd;
+		followed = next;
+	}
 }

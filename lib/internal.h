@@ -19,10 +19,16 @@
 #define OC_O_LARGEFILE	0100000
 #define OC_O_TMPFILE	020000000
 
+/* The largest `size` a call reads, as openat2(2): a page. */
+#define OC_HOW_SIZE_MAX	4096
+
 #define OC_RESOLVE_ALL	(OCDIR_RESOLVE_NO_XDEV | OCDIR_RESOLVE_NO_MAGICLINKS | \
 			 OCDIR_RESOLVE_NO_SYMLINKS | OCDIR_RESOLVE_BENEATH | \
 			 OCDIR_RESOLVE_IN_ROOT)
 #define OC_RESOLVE_SCOPED (OCDIR_RESOLVE_BENEATH | OCDIR_RESOLVE_IN_ROOT)
+
+/* fcntl(2): F_LINUX_SPECIFIC_BASE + 4, Linux 6.12 */
+#define OC_F_CREATED_QUERY 1028
 
 /* As the kernel counts them (MAXSYMLINKS). */
 #define OC_MAX_SYMLINKS	40
@@ -33,7 +39,7 @@ struct oc_req {
 	mode_t mode;		/* already reduced to 0777 | S_ISVTX */
 	uint64_t resolve;	/* OCDIR_RESOLVE_* */
 	int cloexec;		/* O_CLOEXEC or 0 */
-	int fast;		/* OCDIR_FAST_EMULATION */
+	int allow_weak;		/* OCDIR_ALLOW_WEAK_EMULATION */
 };
 
 /* lib/syscall.c: raw system calls */
@@ -46,10 +52,13 @@ int oc_renameat2(int olddirfd, const char *oldpath, int newdirfd,
 		 const char *newpath, unsigned int flags);
 int oc_mount_id(int fd, uint64_t *id);
 uid_t oc_fsuid(void);
+int oc_chmod_fd(int fd, mode_t mode);
+int oc_created_query(int fd);
 
 /* lib/probe.c: the once-per-process decisions */
 struct oc_config {
 	int native;		/* the kernel creates with O_CREAT|O_DIRECTORY */
+	int created_query;	/* ... and answers F_CREATED_QUERY (6.12+) */
 	int force_resolver;	/* OCDIR_FORCE_RESOLVER=1 */
 	int no_noreplace;	/* OCDIR_TEST_NO_NOREPLACE=1: pretend EINVAL */
 	const char *reason;
@@ -71,10 +80,12 @@ int oc_emulate(int dirfd, const char *path, const struct oc_req *req,
 	       int *created);
 int oc_split_path(const char *path, char **parent, char **last);
 int oc_is_dot_name(const char *last);
-int oc_stage_create(int parentfd, int *stagefd, char *stagename, size_t size);
-void oc_stage_remove(int parentfd, int stagefd, const char *stagename);
+void oc_random_name(char *buf, size_t size, const char *prefix);
+int oc_stage_create(int parentfd, int *stagefd, char *stagename, size_t size,
+		    int *lost_setgid);
+int oc_stage_remove(int parentfd, int stagefd, const char *stagename);
 int oc_mkdir_open(int dirfd, const char *name, mode_t mode, int oflags,
-		  mode_t *keep_lent);
+		  mode_t *keep_lent, int trusted);
 
 /* lib/ocdir.c */
 int oc_check_how(const struct ocdir_how *how, size_t size, int openat2_style,

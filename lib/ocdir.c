@@ -42,6 +42,9 @@ int oc_check_how(const struct ocdir_how *how, size_t size, int openat2_style,
 		return -EFAULT;
 	if (size < OCDIR_HOW_SIZE_VER0)
 		return -EINVAL;
+	/* As openat2(2): nobody needs more than a page of zeros. */
+	if (size > OC_HOW_SIZE_MAX)
+		return -E2BIG;
 	/* A newer caller's fields we do not know must be unused. */
 	for (i = sizeof(*how); i < size; i++)
 		if (((const unsigned char *)how)[i])
@@ -55,7 +58,8 @@ int oc_check_how(const struct ocdir_how *how, size_t size, int openat2_style,
 		return -EINVAL;
 	if (openat2_style && (how->mode & ~(uint64_t)07777))
 		return -EINVAL;
-	if (how->options & ~(OCDIR_NO_CLOEXEC | OCDIR_FAST_EMULATION))
+	if (how->options & ~(OCDIR_NO_CLOEXEC | OCDIR_FAST_EMULATION |
+			     OCDIR_ALLOW_WEAK_EMULATION))
 		return -EINVAL;
 	/* O_PATH never creates (openat2 rejects O_PATH|O_CREAT). */
 	if (flags & O_PATH)
@@ -77,7 +81,7 @@ int oc_check_how(const struct ocdir_how *how, size_t size, int openat2_style,
 	req->flags = (int)(flags & ~(uint64_t)(O_CREAT | O_DIRECTORY | O_CLOEXEC));
 	req->mode = (mode_t)(how->mode & (S_IRWXU | S_IRWXG | S_IRWXO | S_ISVTX));
 	req->resolve = how->resolve;
-	req->fast = !!(how->options & OCDIR_FAST_EMULATION);
+	req->allow_weak = !!(how->options & OCDIR_ALLOW_WEAK_EMULATION);
 	if (how->options & OCDIR_NO_CLOEXEC)
 		req->cloexec = (int)(flags & O_CLOEXEC);
 	else
@@ -95,18 +99,32 @@ static int native_call(int dirfd, const char *path, const struct oc_req *req,
 }
 
 /*
- * The kernel does not say whether it created the directory; O_EXCL first
- * does. An EEXIST there (symlink, existing directory, ".") is followed by
- * the call without O_EXCL, which gives the answer rules 3-9 ask for.
+ * Whether the kernel created the directory: F_CREATED_QUERY (6.12) asks
+ * the one descriptor. Without it, O_EXCL first tells; an EEXIST there
+ * (symlink, existing directory, ".") is followed by the call without
+ * O_EXCL, which gives the answer rules 3-9 ask for (a directory removed
+ * and made again by someone else between the two is reported as 0).
  */
 static int native_open(int dirfd, const char *path, const struct oc_req *req,
 		       int *created)
 {
 	int flags = req->flags | O_CREAT | O_DIRECTORY | req->cloexec;
-	int fd;
+	int fd, r;
 
 	if (!created)
 		return native_call(dirfd, path, req, flags);
+	if (oc_config()->created_query) {
+		fd = native_call(dirfd, path, req, flags);
+		if (fd < 0)
+			return fd;
+		r = oc_created_query(fd);
+		if (r < 0) {
+			close(fd);
+			return r;
+		}
+		*created = r;
+		return fd;
+	}
 	fd = native_call(dirfd, path, req, flags | O_EXCL);
 	if (fd >= 0) {
 		*created = 1;

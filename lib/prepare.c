@@ -47,7 +47,7 @@ OC_EXPORT int ocdir_prepare(int dirfd, const char *path,
 	char *parent = NULL, *last = NULL;
 	struct oc_req req;
 	struct stat st;
-	int r, fd;
+	int r, fd, lost_setgid;
 
 	if (!path || !prepared)
 		return oc_result(-EFAULT);
@@ -86,11 +86,21 @@ OC_EXPORT int ocdir_prepare(int dirfd, const char *path,
 		goto out_parent;
 	}
 	r = oc_stage_create(p->parentfd, &p->stagefd, p->stagename,
-			    sizeof(p->stagename));
+			    sizeof(p->stagename), &lost_setgid);
 	if (r)
 		goto out_parent;
+	/*
+	 * The staging directory cannot pass on the parent's setgid bit (our
+	 * chmod cleared it): publishing would show a directory mkdir(2)
+	 * would not have made.
+	 */
+	if (lost_setgid) {
+		oc_stage_remove(p->parentfd, p->stagefd, p->stagename);
+		r = -EOPNOTSUPP;
+		goto out_parent;
+	}
 	fd = oc_mkdir_open(p->stagefd, p->name, req.mode,
-			   (req.flags & ~O_EXCL) | req.cloexec, NULL);
+			   (req.flags & ~O_EXCL) | req.cloexec, NULL, 1);
 	if (fd < 0) {
 		r = fd;
 		oc_stage_remove(p->parentfd, p->stagefd, p->stagename);
@@ -113,24 +123,22 @@ out_names:
 /*
  * Moving a directory to another parent needs write permission on it (its
  * ".." changes). If the caller took that away from its own directory, lend
- * it for the rename and give it back through an O_PATH descriptor.
+ * it for the rename and give it back, through an O_PATH descriptor.
  */
 static int publish_rename(struct ocdir_prepared *p)
 {
-	char proc[64];
 	struct stat st;
 	int fd, r;
 
 	fd = oc_openat(p->stagefd, p->name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
 	if (fd < 0)
 		return fd;
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		close(fd);
 		return -ENOENT;
 	}
 	if ((st.st_mode & S_IWUSR) || st.st_uid != oc_fsuid() ||
-	    chmod(proc, (st.st_mode & 07777) | S_IWUSR) < 0) {
+	    oc_chmod_fd(fd, (st.st_mode & 07777) | S_IWUSR) < 0) {
 		close(fd);
 		return oc_renameat2(p->stagefd, p->name, p->parentfd, p->name,
 				    RENAME_NOREPLACE);
@@ -138,7 +146,7 @@ static int publish_rename(struct ocdir_prepared *p)
 	r = oc_renameat2(p->stagefd, p->name, p->parentfd, p->name,
 			 RENAME_NOREPLACE);
 	/* Give it back; if that fails the caller can still fix it via its fd. */
-	chmod(proc, st.st_mode & 07777);
+	oc_chmod_fd(fd, st.st_mode & 07777);
 	close(fd);
 	return r;
 }

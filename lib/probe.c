@@ -19,9 +19,14 @@ static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 /* Only a failure is remembered: ENOSYS cannot turn into success later. */
 static int openat2_missing;
 
+/*
+ * secure_getenv(): in a setuid, setgid or file-capability program every
+ * switch reads as unset, so whoever runs such a program cannot move it off
+ * the native call or onto a test-only path.
+ */
 static int env_is_set(const char *name)
 {
-	const char *v = getenv(name);
+	const char *v = secure_getenv(name);
 
 	return v && strcmp(v, "1") == 0;
 }
@@ -42,6 +47,8 @@ static void probe(void)
 	}
 	fd = oc_openat(AT_FDCWD, "/", O_CREAT | O_DIRECTORY | O_RDONLY | O_CLOEXEC, 0);
 	if (fd >= 0) {
+		/* "/" was opened, not created: 0 where the kernel can say so. */
+		config.created_query = oc_created_query(fd) == 0;
 		close(fd);
 		config.native = 1;
 		config.reason = "probe: O_CREAT|O_DIRECTORY opened \"/\" (kernel with ocdir patches)";

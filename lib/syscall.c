@@ -8,8 +8,11 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <linux/stat.h>
+#include <stdio.h>
 #include <sys/fsuid.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -17,6 +20,13 @@
 #ifndef AT_EMPTY_PATH
 #define AT_EMPTY_PATH 0x1000
 #endif
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452	/* the same number on every architecture */
+#endif
+#ifndef PROC_SUPER_MAGIC
+#define PROC_SUPER_MAGIC 0x9fa0
+#endif
+#define OC_PROC_ROOT_INO 1
 
 static long oc_ret(long r)
 {
@@ -91,4 +101,85 @@ int oc_mount_id(int fd, uint64_t *id)
 uid_t oc_fsuid(void)
 {
 	return (uid_t)setfsuid((uid_t)-1);
+}
+
+/*
+ * fchmodat2(2) (Linux 6.6) changes the mode of what an O_PATH descriptor
+ * refers to. Only its absence is remembered (ENOSYS cannot turn into
+ * success; a seccomp filter's EPERM is not taken as absence).
+ */
+static int fchmodat2_missing;
+
+/*
+ * The directory /proc/thread-self/fd of a real procfs, for the kernels
+ * without fchmodat2: "/proc" must be the root inode of a procfs mount and
+ * "thread-self/fd" must be on that same mount, so an overmounted /proc or
+ * a bind mount over the fd directory is refused (-EOPNOTSUPP).
+ */
+static int proc_fd_dir(void)
+{
+	uint64_t root_mnt, fd_mnt;
+	struct statfs sfs;
+	struct stat st;
+	int procfd, fddir, r;
+
+	procfd = oc_openat(AT_FDCWD, "/proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (procfd < 0)
+		return -EOPNOTSUPP;
+	if (fstatfs(procfd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC ||
+	    fstat(procfd, &st) < 0 || st.st_ino != OC_PROC_ROOT_INO ||
+	    oc_mount_id(procfd, &root_mnt) < 0) {
+		close(procfd);
+		return -EOPNOTSUPP;
+	}
+	fddir = oc_openat(procfd, "thread-self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
+	close(procfd);
+	if (fddir < 0)
+		return -EOPNOTSUPP;
+	r = fstatfs(fddir, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC ||
+	    oc_mount_id(fddir, &fd_mnt) < 0 || fd_mnt != root_mnt;
+	if (r) {
+		close(fddir);
+		return -EOPNOTSUPP;
+	}
+	return fddir;
+}
+
+/*
+ * Change the mode of the inode fd refers to, never of a name: fchmod(2)
+ * for an ordinary descriptor; fchmodat2(fd, "", AT_EMPTY_PATH) for an
+ * O_PATH one; before Linux 6.6 the descriptor's entry in a verified
+ * procfs. -EOPNOTSUPP when none of these is available.
+ */
+int oc_chmod_fd(int fd, mode_t mode)
+{
+	char name[16];
+	int fddir, r;
+
+	if (fchmod(fd, mode) == 0)
+		return 0;
+	if (errno != EBADF)	/* EBADF: an O_PATH descriptor */
+		return -errno;
+	if (!__atomic_load_n(&fchmodat2_missing, __ATOMIC_RELAXED)) {
+		r = (int)oc_ret(syscall(SYS_fchmodat2, fd, "", mode, AT_EMPTY_PATH));
+		if (r != -ENOSYS)
+			return r;
+		__atomic_store_n(&fchmodat2_missing, 1, __ATOMIC_RELAXED);
+	}
+	fddir = proc_fd_dir();
+	if (fddir < 0)
+		return fddir;
+	snprintf(name, sizeof(name), "%d", fd);
+	r = fchmodat(fddir, name, mode, 0) < 0 ? -errno : 0;
+	close(fddir);
+	return r;
+}
+
+/*
+ * F_CREATED_QUERY (Linux 6.12): did the open that made fd create its
+ * inode? 1 or 0, or -EINVAL on kernels without it.
+ */
+int oc_created_query(int fd)
+{
+	return (int)oc_ret(fcntl(fd, OC_F_CREATED_QUERY));
 }

@@ -9,7 +9,9 @@
  *   native          libocdir, which must have picked the native backend
  *   emulated        libocdir with OCDIR_FORCE_EMULATION=1
  *   resolver        ... and OCDIR_FORCE_RESOLVER=1 (userspace scoping)
- *   weak            ... emulated, RENAME_NOREPLACE refused (fallback path)
+ *   weak            ... emulated, RENAME_NOREPLACE refused, and the caller
+ *                   opts in to the in-place fallback in shared parents
+ *                   (OCDIR_ALLOW_WEAK_EMULATION)
  *   seccomp-enosys  libocdir (own choice) with openat2 blocked: ENOSYS
  *   seccomp-eperm   libocdir (own choice) with openat2 blocked: EPERM
  *
@@ -291,11 +293,18 @@ static int call_backend(struct run *r, int dirfd, const char *path,
 		};
 		return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 	}
-	if (c->api == AT)
+	/* weak: the opt-in fallback, reachable only through ocdir_openat2 */
+	if (c->api == AT && r->backend != B_WEAK)
 		return ocdir_openat(dirfd, path, c->flags, (mode_t)c->mode);
 	struct ocdir_how how = {
 		.flags = (unsigned int)c->flags, .mode = c->mode, .resolve = c->resolve,
 	};
+	if (r->backend == B_WEAK)
+		how.options = OCDIR_ALLOW_WEAK_EMULATION;
+	if (c->api == AT) {
+		how.mode &= 07777;	/* open(2) ignores the rest */
+		return ocdir_openat2(dirfd, path, &how, sizeof(how), NULL);
+	}
 	return ocdir_openat2(dirfd, path, &how, sizeof(how), created);
 }
 

@@ -86,7 +86,7 @@ static void test_how_checks(int dfd)
 	T_CHECK(N("null-path-efault"), fd < 0 && errno == EFAULT, "errno %s", t_errname(errno));
 	fd = ocdir_openat2(dfd, "h4", NULL, sizeof(how), NULL);
 	T_CHECK(N("null-how-efault"), fd < 0 && errno == EFAULT, "errno %s", t_errname(errno));
-	how.options = 4;
+	how.options = 1ULL << 20;
 	fd = ocdir_openat2(dfd, "h5", &how, sizeof(how), NULL);
 	T_CHECK(N("unknown-option-einval"), fd < 0 && errno == EINVAL && !exists(dfd, "h5"),
 		"errno %s", t_errname(errno));
@@ -139,15 +139,20 @@ static void test_fast(int dfd)
 	T_CHECK(N("fast-emulation-excl"), fd < 0 && errno == EEXIST, "fd %d", fd);
 }
 
-/* Makes dir (mode exactly `mode`) in dfd and creates "d" in it, fast. */
-static enum t_path_taken fast_path_in(int dfd, const char *dir, mode_t mode, int *made)
+/*
+ * Makes dir (mode exactly `mode`) in dfd and creates "d" in it with the
+ * given options; says which way the emulation took (inotify on dir).
+ */
+static enum t_path_taken path_in(int dfd, const char *dir, mode_t mode, uint64_t options,
+				 int *made, int *err)
 {
-	struct ocdir_how how = { .mode = 0700, .options = OCDIR_FAST_EMULATION };
+	struct ocdir_how how = { .mode = 0700, .options = options };
 	enum t_path_taken path = T_PATH_UNSEEN;
 	int in, pfd, fd;
 	char proc[64];
 
 	*made = -1;
+	*err = 0;
 	if (mkdirat(dfd, dir, 0700) < 0 || fchmodat(dfd, dir, mode, 0) < 0)
 		return path;
 	pfd = openat(dfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -158,6 +163,8 @@ static enum t_path_taken fast_path_in(int dfd, const char *dir, mode_t mode, int
 		if (fd >= 0) {
 			path = t_read_path_taken(in);
 			close(fd);
+		} else {
+			*err = errno;
 		}
 	}
 	if (in >= 0)
@@ -168,32 +175,43 @@ static enum t_path_taken fast_path_in(int dfd, const char *dir, mode_t mode, int
 }
 
 /*
- * The faster path is taken only where nobody else could swap the new
- * directory: a parent of the caller's or root's that only they may write
- * to, or a sticky one. Elsewhere the option is ignored and the staging
- * directory used.
+ * Which way the emulation creates: in place where nobody else could swap
+ * the new directory (a parent of the caller's or root's that only they may
+ * write to, or a sticky one), else through the staging directory. Where
+ * staging cannot run (the weak mode: RENAME_NOREPLACE refused) a shared
+ * parent gets EOPNOTSUPP and nothing, unless the caller opts in to the
+ * weaker in-place fallback.
  */
-static void test_fast_where_private(int dfd)
+static void test_path_by_parent(int dfd, int weak)
 {
 	enum t_path_taken path;
-	int made;
+	int made, err;
 
 	if (ocdir_backend(NULL) != OCDIR_BACKEND_EMULATED) {
-		t_skip(N("fast-private-parent"), "the native backend ignores OCDIR_FAST_EMULATION");
-		t_skip(N("fast-sticky-parent"), "the native backend ignores OCDIR_FAST_EMULATION");
-		t_skip(N("fast-shared-parent-stages"),
-		       "the native backend ignores OCDIR_FAST_EMULATION");
+		t_skip(N("private-parent-in-place"), "the native backend has one path");
+		t_skip(N("sticky-parent-in-place"), "the native backend has one path");
+		t_skip(N("shared-parent-stages"), "the native backend has one path");
 		return;
 	}
-	path = fast_path_in(dfd, "fast-private", 0755, &made);
-	T_CHECK(N("fast-private-parent"), path == T_PATH_DIRECT && made == 1,
-		"path %d made %d", path, made);
-	path = fast_path_in(dfd, "fast-sticky", 01777, &made);
-	T_CHECK(N("fast-sticky-parent"), path == T_PATH_DIRECT && made == 1,
-		"path %d made %d", path, made);
-	path = fast_path_in(dfd, "fast-shared", 0777, &made);
-	T_CHECK(N("fast-shared-parent-stages"), path == T_PATH_STAGED && made == 1,
-		"path %d made %d", path, made);
+	path = path_in(dfd, "pp-private", 0755, 0, &made, &err);
+	T_CHECK(N("private-parent-in-place"), path == T_PATH_DIRECT && made == 1,
+		"path %d made %d err %s", path, made, t_errname(err));
+	path = path_in(dfd, "pp-sticky", 01777, 0, &made, &err);
+	T_CHECK(N("sticky-parent-in-place"), path == T_PATH_DIRECT && made == 1,
+		"path %d made %d err %s", path, made, t_errname(err));
+	path = path_in(dfd, "pp-shared", 0777, 0, &made, &err);
+	if (!weak) {
+		T_CHECK(N("shared-parent-stages"), path == T_PATH_STAGED && made == 1,
+			"path %d made %d err %s", path, made, t_errname(err));
+		return;
+	}
+	T_CHECK(N("shared-parent-no-noreplace-eopnotsupp"),
+		path == T_PATH_UNSEEN && err == EOPNOTSUPP && !exists(dfd, "pp-shared/d") &&
+		!stage_left(dfd), "path %d err %s", path, t_errname(err));
+	path = path_in(dfd, "pp-shared-weak", 0777, OCDIR_ALLOW_WEAK_EMULATION, &made, &err);
+	/* The staging directory is tried first: only the rename shows the refusal. */
+	T_CHECK(N("shared-parent-allow-weak-in-place"), path != T_PATH_UNSEEN && made == 1 &&
+		!stage_left(dfd), "path %d made %d err %s", path, made, t_errname(err));
 }
 
 static void test_mkpath(int dfd)
@@ -452,7 +470,7 @@ static int run_mode(const char *name, const char *dir)
 	test_how_checks(dfd);
 	test_cloexec(dfd);
 	test_fast(dfd);
-	test_fast_where_private(dfd);
+	test_path_by_parent(dfd, !strcmp(name, "weak"));
 	test_mkpath(dfd);
 	test_prepare(dfd);
 	test_race(dfd, 0);
