@@ -166,65 +166,163 @@ OC_EXPORT int ocdir_publish(struct ocdir_prepared *p)
 	return 0;
 }
 
+/* One directory on the way down from the prepared one: how to come back. */
+struct level {
+	dev_t dev;
+	ino_t ino;
+	char *name;		/* its name in the level above */
+};
+
 /*
- * Remove everything below dirfd/name without following symlinks and without
- * entering other mounts (dev differs: EBUSY, as rmdir of a mount point).
+ * Find the next entry of dir to remove and remove it if it is not a
+ * non-empty directory. Returns 1 with *sub set to a descriptor of a
+ * non-empty subdirectory (named *subname, malloc'ed) to go down into, 0
+ * when dir is empty, or -errno (EBUSY for another mount, as rmdir of a
+ * mount point).
  */
-static int remove_tree(int dirfd, const char *name, dev_t dev)
+static int clear_step(DIR *dir, dev_t dev, int *sub, char **subname)
 {
+	int fd = dirfd(dir);
 	struct dirent *de;
 	struct stat st;
-	DIR *dir;
-	int fd, r = 0, r2;
 
-	if (unlinkat(dirfd, name, AT_REMOVEDIR) == 0)
+	rewinddir(dir);
+	while ((errno = 0, de = readdir(dir))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return -errno;
+		if (!S_ISDIR(st.st_mode)) {
+			if (unlinkat(fd, de->d_name, 0) < 0)
+				return -errno;
+			continue;
+		}
+		if (st.st_dev != dev)
+			return -EBUSY;
+		if (unlinkat(fd, de->d_name, AT_REMOVEDIR) == 0)
+			continue;
+		if (errno != ENOTEMPTY && errno != EEXIST)
+			return -errno;
+		*sub = oc_openat(fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+		if (*sub < 0)
+			return *sub;
+		*subname = strdup(de->d_name);
+		if (!*subname) {
+			close(*sub);
+			return -ENOMEM;
+		}
+		return 1;
+	}
+	return -errno;	/* 0 at the end of the directory */
+}
+
+/*
+ * Remove the directory `name` in stagefd and everything below it, without
+ * following symlinks and without entering other mounts. Iterative, with at
+ * most two descriptors of its own open at a time: a level is left through
+ * its ".." (checked against the device and inode it was entered from) and
+ * its scan starts again, so a tree of any depth fits under a small
+ * RLIMIT_NOFILE. Stops at the first entry it cannot remove; what was
+ * removed stays removed, and a later call carries on.
+ */
+static int remove_tree(int stagefd, const char *name)
+{
+	struct level *stack = NULL, *grown;
+	size_t depth = 0, cap = 0, i;
+	int fd, sub = -1, up, r;
+	char *subname = NULL;
+	struct stat st, upst;
+	DIR *dir = NULL;
+	dev_t dev;
+
+	if (unlinkat(stagefd, name, AT_REMOVEDIR) == 0)
 		return 0;
 	if (errno != ENOTEMPTY && errno != EEXIST)
 		return -errno;
-	fd = oc_openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (fstat(stagefd, &st) < 0)
+		return -errno;
+	dev = st.st_dev;
+	fd = oc_openat(stagefd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, &st) < 0 || st.st_dev != dev) {
-		close(fd);
-		return -EBUSY;
-	}
-	dir = fdopendir(fd);
-	if (!dir) {
-		r = -errno;
-		close(fd);
-		return r;
-	}
-	while ((de = readdir(dir))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			r = r ? r : -errno;
+	for (;;) {
+		if (!dir && !(dir = fdopendir(fd))) {
+			r = -errno;
+			close(fd);
+			break;
+		}
+		r = clear_step(dir, dev, &sub, &subname);
+		if (r < 0)
+			break;
+		if (r == 1) {	/* down */
+			if (depth == cap) {
+				cap = cap ? 2 * cap : 16;
+				grown = realloc(stack, cap * sizeof(*stack));
+				if (!grown) {
+					r = -ENOMEM;
+					close(sub);
+					free(subname);
+					break;
+				}
+				stack = grown;
+			}
+			if (fstat(dirfd(dir), &st) < 0) {
+				r = -errno;
+				close(sub);
+				free(subname);
+				break;
+			}
+			stack[depth++] = (struct level){ st.st_dev, st.st_ino, subname };
+			closedir(dir);
+			dir = NULL;
+			fd = sub;
 			continue;
 		}
-		if (S_ISDIR(st.st_mode))
-			r2 = remove_tree(fd, de->d_name, dev);
-		else
-			r2 = unlinkat(fd, de->d_name, 0) < 0 ? -errno : 0;
-		if (r2 && !r)
-			r = r2;
+		if (!depth)	/* the prepared directory itself is empty now */
+			break;
+		/* up: through "..", which must be the level we came from */
+		depth--;
+		up = oc_openat(dirfd(dir), "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+		if (up < 0 || fstat(up, &upst) < 0 ||
+		    upst.st_dev != stack[depth].dev || upst.st_ino != stack[depth].ino) {
+			r = up < 0 ? up : -ESTALE;
+			if (up >= 0)
+				close(up);
+			free(stack[depth].name);
+			break;
+		}
+		closedir(dir);
+		dir = NULL;
+		r = unlinkat(up, stack[depth].name, AT_REMOVEDIR) < 0 ? -errno : 0;
+		free(stack[depth].name);
+		fd = up;
+		if (r < 0) {
+			close(fd);
+			break;
+		}
 	}
-	closedir(dir);
-	if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && !r)
-		r = -errno;
-	return r;
+	if (dir)
+		closedir(dir);
+	for (i = 0; i < depth; i++)
+		free(stack[i].name);
+	free(stack);
+	if (r < 0)
+		return r;
+	return unlinkat(stagefd, name, AT_REMOVEDIR) < 0 ? -errno : 0;
 }
 
 OC_EXPORT int ocdir_discard(struct ocdir_prepared *p)
 {
-	struct stat st;
 	int r;
 
 	if (!p)
 		return 0;
-	r = fstat(p->stagefd, &st) < 0 ? -errno : 0;
-	if (!r)
-		r = remove_tree(p->stagefd, p->name, st.st_dev);
-	oc_stage_remove(p->parentfd, p->stagefd, p->stagename);
+	/* Keep p for a retry: the caller may free descriptors and call again. */
+	r = remove_tree(p->stagefd, p->name);
+	if (r < 0)
+		return oc_result(r);
+	/* Moved away by someone else (it is empty): say so, it stays there. */
+	r = oc_stage_remove(p->parentfd, p->stagefd, p->stagename);
 	close(p->parentfd);
 	prepared_free(p);
 	return oc_result(r);

@@ -7,6 +7,7 @@
  *
  *   lib-api [DIR]     runs once per library mode (default and emulated).
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/resource.h>
@@ -352,6 +353,93 @@ static void test_prepare(int dfd)
 }
 
 /*
+ * ocdir_discard() with far more levels than descriptors: 1100 levels
+ * under RLIMIT_NOFILE 64 (a recursive removal needs one descriptor per
+ * level). A failure (EMFILE here, before the limit is raised again) keeps
+ * `prepared` valid for a retry.
+ */
+static void test_discard_deep(int dfd)
+{
+	struct ocdir_how how = { .mode = 0700 };
+	struct ocdir_prepared *p = NULL;
+	struct rlimit old, low = { 64, 64 };
+	int fd, cur, next, i, r, err, retry_err = 0;
+
+	fd = ocdir_prepare(dfd, "deep", &how, sizeof(how), &p);
+	if (fd < 0) {
+		t_fail(N("discard-deep"), "prepare: %s", strerror(errno));
+		return;
+	}
+	cur = dup(fd);
+	for (i = 0; i < 1100 && cur >= 0; i++) {
+		if (mkdirat(cur, "d", 0700) < 0)
+			break;
+		next = openat(cur, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		close(cur);
+		cur = next;
+	}
+	if (cur >= 0)
+		close(cur);
+	getrlimit(RLIMIT_NOFILE, &old);
+	/* Every descriptor below 64 taken but 1: the first open fails. */
+	int fill[64], nfill = 0;
+	while (nfill < 64 && (fill[nfill] = dup(0)) >= 0 && fill[nfill] < 63)
+		nfill++;
+	if (nfill < 64 && fill[nfill] >= 0)
+		nfill++;
+	setrlimit(RLIMIT_NOFILE, &low);
+	r = ocdir_discard(p);
+	retry_err = errno;
+	while (nfill > 0)
+		close(fill[--nfill]);
+	T_CHECK(N("discard-emfile-keeps-prepared"), r < 0 && retry_err == EMFILE,
+		"r %d errno %s", r, t_errname(retry_err));
+	r = r < 0 ? ocdir_discard(p) : 0;
+	err = errno;
+	setrlimit(RLIMIT_NOFILE, &old);
+	T_CHECK(N("discard-1100-levels-64-fds"), r == 0 && !exists(dfd, "deep") && !stage_left(dfd),
+		"i %d r %d errno %s", i, r, t_errname(err));
+	close(fd);
+}
+
+/*
+ * Someone who can write the parent renames the staging directory away
+ * (onto the destination name, say) before the discard: the prepared tree
+ * goes, and the discard says the staging directory could not be removed.
+ */
+static void test_discard_moved_stage(int dfd)
+{
+	struct ocdir_how how = { .mode = 0700 };
+	struct ocdir_prepared *p = NULL;
+	char stage[256] = "";
+	struct dirent *de;
+	DIR *d;
+	int fd, r, err;
+
+	fd = ocdir_prepare(dfd, "moved", &how, sizeof(how), &p);
+	if (fd < 0) {
+		t_fail(N("discard-moved-stage"), "prepare: %s", strerror(errno));
+		return;
+	}
+	d = fdopendir(dup(dfd));
+	while (d && (de = readdir(d)))
+		if (!strncmp(de->d_name, ".ocdir-stage.", 13))
+			snprintf(stage, sizeof(stage), "%s", de->d_name);
+	if (d)
+		closedir(d);
+	renameat(dfd, stage, dfd, "moved");
+	T_CHECK(N("publish-after-stage-moved-eexist"), ocdir_publish(p) < 0 && errno == EEXIST,
+		"errno %s", t_errname(errno));
+	r = ocdir_discard(p);
+	err = errno;
+	T_CHECK(N("discard-after-stage-moved-reports"), r < 0 && err == ENOENT &&
+		is_dir(dfd, "moved") && !exists(dfd, "moved/moved"), "r %d errno %s", r,
+		t_errname(err));
+	unlinkat(dfd, "moved", AT_REMOVEDIR);
+	close(fd);
+}
+
+/*
  * Lower RLIMIT_NOFILE step by step so that each descriptor the call needs
  * in turn is the one that fails: every failure must be EMFILE and leave
  * neither the name nor a staging directory behind.
@@ -473,6 +561,9 @@ static int run_mode(const char *name, const char *dir)
 	test_path_by_parent(dfd, !strcmp(name, "weak"));
 	test_mkpath(dfd);
 	test_prepare(dfd);
+	test_discard_deep(dfd);
+	if (strcmp(name, "weak"))
+		test_discard_moved_stage(dfd);
 	test_race(dfd, 0);
 	test_race(dfd, 1);
 	T_CHECK(N("no-fd-leak"), t_count_fds() == fds, "fds %d -> %d", fds, t_count_fds());
