@@ -162,10 +162,12 @@ static int stage_is_ours(int parentfd, const char *name, int fd, struct stat *st
  * changed, and a new name is tried. Ours is made 0700 through its
  * descriptor if the umask took owner bits away; *lost_setgid says whether
  * that chmod (by a caller outside the directory's group) cleared the
- * setgid bit it inherited from the parent, which only our own chmod can do.
+ * setgid bit it inherited from the parent, which only our own chmod can do;
+ * *made_mode is its mode as mkdirat made it (0700 less the umask or what a
+ * default ACL allows the owner), which a new directory in it also gets.
  */
 int oc_stage_create(int parentfd, int *stagefd, char *name, size_t size,
-		    int *lost_setgid)
+		    int *lost_setgid, mode_t *made_mode)
 {
 	struct stat st;
 	int i, fd, r;
@@ -192,6 +194,7 @@ int oc_stage_create(int parentfd, int *stagefd, char *name, size_t size,
 			close(fd);
 			continue;
 		}
+		*made_mode = st.st_mode & 07777;
 		if ((st.st_mode & 0777) != 0700) {
 			r = oc_chmod_fd(fd, 0700 | (st.st_mode & S_ISGID));
 			if (r < 0) {
@@ -378,6 +381,21 @@ static int create_weak(int parentfd, const char *last, const struct oc_req *req,
 }
 
 /*
+ * Staging would cost the new directory (of mode `mode`) the setgid bit it
+ * inherits. If its owner may not even read it, no way of making it keeps
+ * that bit (opening it needs a lent chmod): EACCES, as in a private
+ * parent. Otherwise only creating in place would, which is the weak
+ * fallback.
+ */
+static int setgid_lost(int parentfd, const char *last, const struct oc_req *req,
+		       int oflags, mode_t mode)
+{
+	if (!(mode & S_IRUSR))
+		return -EACCES;
+	return create_weak(parentfd, last, req, oflags);
+}
+
+/*
  * Absent name in a shared parent: make it in staging, open it, rename it
  * into place.
  */
@@ -387,10 +405,10 @@ static int create_staged(int parentfd, const char *last, const struct oc_req *re
 	char stagename[64];
 	int stagefd, fd, r, lost_setgid;
 	struct stat st;
-	mode_t lent;
+	mode_t lent, made;
 
 	r = oc_stage_create(parentfd, &stagefd, stagename, sizeof(stagename),
-			    &lost_setgid);
+			    &lost_setgid, &made);
 	if (r)
 		return r;
 	/*
@@ -399,7 +417,7 @@ static int create_staged(int parentfd, const char *last, const struct oc_req *re
 	 */
 	if (lost_setgid) {
 		oc_stage_remove(parentfd, stagefd, stagename);
-		return create_weak(parentfd, last, req, oflags);
+		return setgid_lost(parentfd, last, req, oflags, req->mode & made);
 	}
 	fd = oc_mkdir_open(stagefd, last, req->mode, oflags, &lent, 1);
 	if (fd < 0) {
@@ -412,7 +430,7 @@ static int create_staged(int parentfd, const char *last, const struct oc_req *re
 		close(fd);
 		unlinkat(stagefd, last, AT_REMOVEDIR);
 		oc_stage_remove(parentfd, stagefd, stagename);
-		return create_weak(parentfd, last, req, oflags);
+		return setgid_lost(parentfd, last, req, oflags, lent);
 	}
 	r = oc_renameat2(stagefd, last, parentfd, last, RENAME_NOREPLACE);
 	if (r == 0 && lent != (mode_t)-1) {
@@ -634,9 +652,12 @@ static int emulate_step(int dirfd, const char *path, const struct oc_req *req,
 
 	/*
 	 * A bare name needs no walk: dirfd is the parent (AT_FDCWD is the
-	 * working directory, which no other process can change for us).
+	 * working directory, which no other process can change for us). Not
+	 * with O_EXCL: then opening the parent is the call's first use of a
+	 * descriptor, where the kernel answers EMFILE (without O_EXCL
+	 * open_own_existing() was that).
 	 */
-	bare = !req->resolve && !via_link && !strchr(path, '/');
+	bare = !req->resolve && !via_link && !strchr(path, '/') && !excl;
 	if (bare)
 		parentfd = dirfd;
 	else
@@ -756,6 +777,9 @@ static int open_own_existing(int dirfd, const char *path, const struct oc_req *r
 
 	fd = oc_scoped_open(dirfd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | oflags,
 			    req->resolve);
+	/* The kernel takes the descriptor before it walks: EMFILE comes first. */
+	if (fd == -EMFILE || fd == -ENFILE)
+		return fd;
 	if (fd < 0)
 		return -ENOENT;
 	if (fstat(fd, &st) == 0 && st.st_uid == oc_fsuid())
@@ -773,6 +797,8 @@ int oc_emulate(int dirfd, const char *path, const struct oc_req *req,
 
 	if (!(req->flags & O_EXCL) && *path) {
 		fd = open_own_existing(dirfd, path, req, oflags);
+		if (fd == -EMFILE || fd == -ENFILE)
+			return fd;
 		if (fd >= 0) {
 			if (created)
 				*created = 0;

@@ -82,7 +82,7 @@ int oc_split_path(const char *path, char **parent, char **last);
 int oc_is_dot_name(const char *last);
 void oc_random_name(char *buf, size_t size, const char *prefix);
 int oc_stage_create(int parentfd, int *stagefd, char *stagename, size_t size,
-		    int *lost_setgid);
+		    int *lost_setgid, mode_t *made_mode);
 int oc_stage_remove(int parentfd, int stagefd, const char *stagename);
 int oc_mkdir_open(int dirfd, const char *name, mode_t mode, int oflags,
 		  mode_t *keep_lent, int trusted);

@@ -48,6 +48,7 @@ OC_EXPORT int ocdir_prepare(int dirfd, const char *path,
 	struct oc_req req;
 	struct stat st;
 	int r, fd, lost_setgid;
+	mode_t made;
 
 	if (!path || !prepared)
 		return oc_result(-EFAULT);
@@ -86,7 +87,7 @@ OC_EXPORT int ocdir_prepare(int dirfd, const char *path,
 		goto out_parent;
 	}
 	r = oc_stage_create(p->parentfd, &p->stagefd, p->stagename,
-			    sizeof(p->stagename), &lost_setgid);
+			    sizeof(p->stagename), &lost_setgid, &made);
 	if (r)
 		goto out_parent;
 	/*

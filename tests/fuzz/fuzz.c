@@ -1414,6 +1414,22 @@ static int made_as(const char *path, unsigned int gid, unsigned int mode)
  * basedir), a sticky directory, and in a setgid directory of another
  * group a directory, a file and a symlink, each compared with the guess.
  */
+/* Does the filesystem under dir take renameat2(RENAME_NOREPLACE)? */
+static int refuses_noreplace(const char *dir)
+{
+	char a[PATH_MAX], b[PATH_MAX];
+	int refused;
+
+	fmt(a, sizeof(a), "%s/noreplace-a", dir);
+	fmt(b, sizeof(b), "%s/noreplace-b", dir);
+	if (mkdir(a, 0700) < 0)
+		return 0;
+	refused = renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_NOREPLACE) < 0 && errno == EINVAL;
+	rmdir(a);
+	rmdir(b);
+	return refused;
+}
+
 static int plain_create_works(void)
 {
 	char c[PATH_MAX + 64], p[PATH_MAX + 80];
@@ -1491,6 +1507,7 @@ static int discover(const char *dir)
 	}
 
 	/* facts about this filesystem that existing behaviour decides */
+	env.no_noreplace = refuses_noreplace(basedir);
 	fd = open(basedir, O_RDONLY | O_DIRECTORY | O_DIRECT | O_CLOEXEC);
 	env.odirect_dirs = fd >= 0;
 	if (fd >= 0)
@@ -1527,13 +1544,14 @@ static int discover(const char *dir)
 	caps.plain_create = plain_create_works();
 	if (!quiet_discovery)
 		printf("# fuzz: %s on %s%s; O_DIRECT on dirs %s%s; mkdir keeps %04o; "
-	       "protected_symlinks=%d; default ACLs %s, ro bind %s, fifo %s, "
+	       "protected_symlinks=%d; RENAME_NOREPLACE %s; default ACLs %s, ro bind %s, fifo %s, "
 	       "socket %s, chardev %s, uid %d %s; setup trusts inheritance: %s\n", basedir, env.fstype,
 	       env.atomic_open ? " (lookup-only ->atomic_open: raw creates nothing)" : "",
 	       env.odirect_dirs ? "works" : "EINVAL",
 	       env.odirect_early ? " (O_CREAT|O_DIRECTORY|O_DIRECT: EINVAL before the walk)" : "",
 	       env.perm_mask,
-	       env.protected_symlinks, caps.acl ? "yes" : "no", caps.ro ? "yes" : "no",
+	       env.protected_symlinks, env.no_noreplace ? "refused" : "works",
+	       caps.acl ? "yes" : "no", caps.ro ? "yes" : "no",
 	       caps.fifo ? "yes" : "no", caps.sock ? "yes" : "no",
 	       caps.chr ? "yes" : "no", USER_UID, caps.user ? "yes" : "no (root only)",
 	       caps.plain_create ? "yes" : "no");

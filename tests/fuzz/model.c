@@ -347,6 +347,32 @@ static void new_dir(struct walk *w, int parent, const char *name, size_t len,
 		 out->made.path);
 }
 
+/*
+ * The emulation creates in place only in a private parent (the caller's or
+ * root's, writable by nobody else, or sticky); elsewhere it stages, and
+ * refuses (EOPNOTSUPP) where staging cannot give the result mkdir(2)
+ * would, unless the caller passed OCDIR_ALLOW_WEAK_EMULATION (bit 2): the
+ * filesystem refuses RENAME_NOREPLACE, or a chmod by a caller outside the
+ * parent's group (not root: CAP_FSETID) would clear the setgid bit the new
+ * directory inherits: the staging directory's (0700 less the umask, when
+ * that took an owner bit) or the new directory's lent u+w for the rename.
+ */
+static int lib_refuses_shared(const struct walk *w, const struct node *p,
+			      const struct fz_entry *made)
+{
+	unsigned int stage = p->acl == FZ_ACL_NONE ? 0700 & ~w->call->umask : 0700;
+
+	if (w->call->options & 4)
+		return 0;
+	if ((p->uid == w->call->uid || p->uid == 0) &&
+	    (!(p->perm & 022) || (p->perm & S_ISVTX)))
+		return 0;
+	if (w->env->no_noreplace)
+		return 1;
+	return (made->perm & S_ISGID) && w->call->uid != 0 && w->call->gid != p->gid &&
+	       ((stage & 0700) != 0700 || !(made->perm & S_IWUSR));
+}
+
 /* An absent last component: lookup_open() with O_CREAT|O_DIRECTORY. */
 static int absent(struct walk *w, int parent, const char *name, size_t len,
 		  int in_link, struct fz_expect *out)
@@ -380,6 +406,10 @@ static int absent(struct walk *w, int parent, const char *name, size_t len,
 	    w->call->uid != 0 && w->call->gid != p->gid) {
 		out->created = 0;
 		return -EACCES;
+	}
+	if (w->lib && lib_refuses_shared(w, p, &out->made)) {
+		out->created = 0;
+		return -EOPNOTSUPP;
 	}
 	if ((w->flags & O_DIRECT) && !w->env->odirect_dirs) {
 		/*
@@ -563,7 +593,7 @@ static int lib_flags(const struct fz_call *call, uint64_t *flags,
 		return -EINVAL;
 	if (call->sem == FZ_SEM_LIB_OPENAT2 && (call->mode & ~(uint64_t)07777))
 		return -EINVAL;
-	if (call->sem == FZ_SEM_LIB_OPENAT2 && (call->options & ~(uint64_t)3))
+	if (call->sem == FZ_SEM_LIB_OPENAT2 && (call->options & ~(uint64_t)7))
 		return -EINVAL;
 	if (f & O_PATH)
 		return -EINVAL;

@@ -51,6 +51,7 @@ struct fz_env {
 				 * before the walk (the series since 0012's fix) */
 	unsigned int perm_mask;	/* bits a mkdir here can keep (9p: server side) */
 	int protected_symlinks;	/* fs.protected_symlinks */
+	int no_noreplace;	/* renameat2(RENAME_NOREPLACE) refused (9p, FUSE) */
 	/* "/" and each directory down to C: name and mount id */
 	int nanc;
 	char anc_name[FZ_MAX_ANCESTORS][NAME_MAX + 1];
