@@ -3,6 +3,8 @@
 #   make            build the library, the command and the test programs
 #   make run        the main job: boot the kernels, show the feature (README)
 #   make check      every test, on the host and in the QEMU guests (README)
+#   make check-host the host-side tests only, no QEMU, no root needed for most
+#   make install    PREFIX, DESTDIR, ... (install.mk);  make dist: build/ocdir-VERSION.tar.gz
 #   make deps       install the Debian packages the above need
 #   make kernels    build (or find cached) the four test kernels
 #   make check-series  checkpatch --strict and a build after every patch
@@ -11,22 +13,51 @@
 # Each folder adds its own rules in a *.mk file included below; outputs go to
 # build/ (host programs) and ${XDG_CACHE_HOME:-~/.cache}/ocdir (kernels).
 
-CC      ?= gcc
+.DEFAULT_GOAL := all
 BUILD   ?= build
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
+RANLIB  ?= ranlib
+OBJCOPY ?= objcopy
+
+# CC, CFLAGS, CPPFLAGS, LDFLAGS, AR, RANLIB and OBJCOPY belong to whoever
+# builds: `make CFLAGS=-O2`, `make CC=clang`, Debian's dpkg-buildflags all
+# work. What the code itself needs is in the OCDIR_* variables below, which
+# every rule puts before the user's flags. -Werror only where the project's
+# own checks build (OCDIR_WERROR=1: `make check`, tests/run), never for a
+# packager whose compiler may warn about something new.
+OCDIR_CPPFLAGS := -D_GNU_SOURCE -Iinclude
+OCDIR_CFLAGS   := -std=c11 -Wall -Wextra $(if $(filter 1,$(OCDIR_WERROR)),-Werror)
+OCDIR_LDFLAGS  :=
 ifeq ($(SAN),1)
-CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer
-LDFLAGS += -fsanitize=address,undefined
+OCDIR_CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer
+OCDIR_LDFLAGS  += -fsanitize=address,undefined
 endif
+ALL_CFLAGS  = $(OCDIR_CPPFLAGS) $(CPPFLAGS) $(OCDIR_CFLAGS) $(CFLAGS)
+ALL_LDFLAGS = $(OCDIR_LDFLAGS) $(LDFLAGS)
 ifneq ($(V),1)
 Q := @
 endif
 export CC
 
+# The version: the OCDIR_VERSION_* macros of include/ocdir.h, nowhere else.
+# The .pc file, the shared library's names, `ocdir --version` and
+# `make dist` take it from there.
+ocdir_version_part = $(shell sed -n 's/^\#define OCDIR_VERSION_$(1)[[:space:]]*\([0-9][0-9]*\).*/\1/p' include/ocdir.h)
+OCDIR_VERSION_MAJOR := $(call ocdir_version_part,MAJOR)
+OCDIR_VERSION := $(OCDIR_VERSION_MAJOR).$(call ocdir_version_part,MINOR).$(call ocdir_version_part,PATCH)
+
+# Objects are rebuilt when the compiler or the flags change (a `make` after
+# `make CFLAGS=...`, or the -Werror of `make check` after a plain `make`).
+OCDIR_FLAGS_STAMP := $(BUILD)/.flags
+ocdir_flags_now := $(CC) | $(ALL_CFLAGS) | $(ALL_LDFLAGS) | $(AR) | $(RANLIB) | $(OBJCOPY)
+ocdir_same = $(and $(findstring x$(1)x,x$(2)x),$(findstring x$(2)x,x$(1)x))
+.PHONY: FORCE
+$(OCDIR_FLAGS_STAMP): FORCE
+	$(if $(call ocdir_same,$(file <$@),$(ocdir_flags_now)),,$(shell mkdir -p $(@D))$(file >$@,$(ocdir_flags_now)))
+
 KERNELS := patched stock legacy debug
 
-.PHONY: all deps kernels check check-series run clean
+.PHONY: all deps kernels check check-host check-series run clean
 all:
 
 deps:
@@ -46,9 +77,15 @@ include vm/vm.mk
 -include bench/bench.mk
 
 check: deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory OCDIR_WERROR=1 all
 	$(Q)$(MAKE) --no-print-directory kernels
 	$(Q)tests/run
+
+# The suites that need no QEMU guest, the guest parts of the others skipped;
+# works in an extracted `make dist` tarball (no git metadata needed).
+check-host:
+	$(Q)$(MAKE) --no-print-directory OCDIR_WERROR=1 all
+	$(Q)tests/run --host $(CHECK_HOST_SUITES)
 
 check-series: deps
 	$(Q)kernel/check-series

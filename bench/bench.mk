@@ -11,15 +11,15 @@ PROFILE_LOOP := $(BUILD)/bench/profile_loop
 
 all: $(BENCH_BIN) $(PROFILE_LOOP)
 
-$(BENCH_BIN): bench/ocdir_bench.c include/ocdir.h $(BUILD)/libocdir.a
+$(BENCH_BIN): bench/ocdir_bench.c include/ocdir.h $(BUILD)/libocdir.a $(OCDIR_FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  CC      $@")
-	$(Q)$(CC) $(CFLAGS) -Iinclude -pthread $(LDFLAGS) -o $@ $< $(BUILD)/libocdir.a -lpthread
+	$(Q)$(CC) $(ALL_CFLAGS) -pthread $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libocdir.a -lpthread
 
-$(PROFILE_LOOP): bench/profile_loop.c
+$(PROFILE_LOOP): bench/profile_loop.c $(OCDIR_FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  CC      $@")
-	$(Q)$(CC) $(CFLAGS) -pthread $(LDFLAGS) -o $@ $< -lpthread
+	$(Q)$(CC) $(ALL_CFLAGS) -pthread $(ALL_LDFLAGS) -o $@ $< -lpthread
 
 .PHONY: bench bench-profile
 bench: deps $(BENCH_BIN)

@@ -27,9 +27,7 @@
 
 #include "ocdir.h"
 
-#ifndef OCDIR_VERSION
-#define OCDIR_VERSION "0.1.0"
-#endif
+#define OCDIR_VERSION OCDIR_VERSION_STRING
 
 #define PROG "ocdir"
 

@@ -4,7 +4,7 @@
  *
  * The one public header of libocdir. Every call looks like open(2): it
  * returns a file descriptor (or 0) on success and -1 with errno set on
- * failure. The semantics are those of /work/shared/SPEC.md section 2: on a
+ * failure. The semantics are those of docs/semantics.md: on a
  * kernel with the ocdir patches the library calls
  * open*(O_CREAT|O_DIRECTORY) directly ("native"); elsewhere it emulates the
  * same behaviour, with the same errno values, in userspace ("emulated").
@@ -23,6 +23,12 @@
  */
 #ifndef OCDIR_H
 #define OCDIR_H
+
+/* The version of libocdir and of the ocdir command (ocdir.pc, the soname). */
+#define OCDIR_VERSION_MAJOR	1
+#define OCDIR_VERSION_MINOR	1
+#define OCDIR_VERSION_PATCH	0
+#define OCDIR_VERSION_STRING	"1.1.0"
 
 #include <fcntl.h>
 #include <stddef.h>

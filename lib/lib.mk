@@ -1,38 +1,61 @@
-# lib/lib.mk - libocdir: build/libocdir.so.1 (+ .so link) and build/libocdir.a.
-# Included by the top-level Makefile; paths are relative to the repository.
+# lib/lib.mk - libocdir: build/libocdir.so.MAJOR.MINOR.PATCH (real name, with
+# the links libocdir.so.MAJOR = the soname, and libocdir.so) and
+# build/libocdir.a. Included by the top-level Makefile; paths are relative
+# to the repository; the version comes from include/ocdir.h (Makefile).
+#
+# Only the ocdir_* calls are exported, from both libraries: the shared one
+# through lib/ocdir.map; the static one is one relocatable object whose
+# hidden (internal oc_*) symbols are made local by objcopy. The test programs
+# that call internal functions link $(LIB_INTERNAL_A), the objects as built.
 
 LIB_SRCS    := $(wildcard lib/*.c)
 LIB_OBJS    := $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRCS))
 LIB_PIC     := $(patsubst lib/%.c,$(BUILD)/lib/%.pic.o,$(LIB_SRCS))
-LIB_SONAME  := libocdir.so.1
+LIB_SONAME  := libocdir.so.$(OCDIR_VERSION_MAJOR)
+LIB_REALNAME := libocdir.so.$(OCDIR_VERSION)
+LIB_REAL    := $(BUILD)/$(LIB_REALNAME)
 LIB_SO      := $(BUILD)/$(LIB_SONAME)
 LIB_A       := $(BUILD)/libocdir.a
-LIB_CFLAGS  := $(CFLAGS) -Iinclude -fvisibility=hidden -pthread -MMD -MP
+LIB_INTERNAL_A := $(BUILD)/lib/libocdir-internal.a
+LIB_CFLAGS   = $(ALL_CFLAGS) -fvisibility=hidden -pthread -MMD -MP
 
 .PHONY: lib
 all: lib
-lib: $(LIB_SO) $(BUILD)/libocdir.so $(LIB_A)
+lib: $(LIB_REAL) $(LIB_SO) $(BUILD)/libocdir.so $(LIB_A)
 
-$(BUILD)/lib/%.o: lib/%.c
+$(BUILD)/lib/%.o: lib/%.c $(OCDIR_FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  CC      $@")
 	$(Q)$(CC) $(LIB_CFLAGS) -c -o $@ $<
 
-$(BUILD)/lib/%.pic.o: lib/%.c
+$(BUILD)/lib/%.pic.o: lib/%.c $(OCDIR_FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  CC      $@")
 	$(Q)$(CC) $(LIB_CFLAGS) -fPIC -c -o $@ $<
 
-$(LIB_SO): $(LIB_PIC) lib/ocdir.map
+$(LIB_REAL): $(LIB_PIC) lib/ocdir.map
 	$(if $(Q),@echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -shared -pthread -Wl,-soname,$(LIB_SONAME) \
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -shared -pthread -Wl,-soname,$(LIB_SONAME) \
 		-Wl,--version-script=lib/ocdir.map -o $@ $(LIB_PIC)
+
+$(LIB_SO): $(LIB_REAL)
+	$(Q)ln -sf $(LIB_REALNAME) $@
 
 $(BUILD)/libocdir.so: $(LIB_SO)
 	$(Q)ln -sf $(LIB_SONAME) $@
 
-$(LIB_A): $(LIB_OBJS)
+# One object for the whole library, its internal symbols local.
+$(BUILD)/lib/libocdir.o: $(LIB_OBJS)
+	$(if $(Q),@echo "  LD -r   $@")
+	$(Q)$(CC) -r -nostdlib -o $@.tmp $(LIB_OBJS)
+	$(Q)$(OBJCOPY) --localize-hidden $@.tmp $@ && rm -f $@.tmp
+
+$(LIB_A): $(BUILD)/lib/libocdir.o
 	$(if $(Q),@echo "  AR      $@")
-	$(Q)rm -f $@ && ar rcs $@ $(LIB_OBJS)
+	$(Q)rm -f $@ && $(AR) rc $@ $< && $(RANLIB) $@
+
+$(LIB_INTERNAL_A): $(LIB_OBJS)
+	$(if $(Q),@echo "  AR      $@")
+	$(Q)rm -f $@ && $(AR) rc $@ $(LIB_OBJS) && $(RANLIB) $@
 
 -include $(LIB_OBJS:.o=.d) $(LIB_PIC:.o=.d)

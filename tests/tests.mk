@@ -2,7 +2,7 @@
 # Linked statically against build/libocdir.a so that they also run in the
 # guests (which see the host's filesystem) without an installed library.
 
-TEST_CFLAGS := $(CFLAGS) -Iinclude -Ilib -pthread -MMD -MP
+TEST_CFLAGS  = $(ALL_CFLAGS) -Ilib -pthread -MMD -MP
 TEST_LIBS   := $(BUILD)/libocdir.a -pthread
 
 TEST_PROGS  := $(BUILD)/tests/conformance \
@@ -16,12 +16,19 @@ all: tests-bin
 tests-bin: $(TEST_PROGS)
 
 $(BUILD)/tests/conformance: tests/conformance/conformance.c tests/conformance/cases.h \
-		tests/helpers.h $(BUILD)/libocdir.a
+		tests/helpers.h $(BUILD)/libocdir.a $(OCDIR_FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  CC      $@")
-	$(Q)$(CC) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $< $(TEST_LIBS)
+	$(Q)$(CC) $(TEST_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(TEST_LIBS)
 
-$(BUILD)/tests/lib-%: tests/lib/%.c tests/helpers.h $(BUILD)/libocdir.a
+$(BUILD)/tests/lib-%: tests/lib/%.c tests/helpers.h $(BUILD)/libocdir.a $(OCDIR_FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  CC      $@")
-	$(Q)$(CC) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $< $(TEST_LIBS)
+	$(Q)$(CC) $(TEST_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(TEST_LIBS)
+
+# The resolver's test calls the library's internal oc_resolver_open(), which
+# the installed libocdir.a keeps local: it links the objects as built.
+$(BUILD)/tests/lib-resolver: tests/lib/resolver.c tests/helpers.h $(LIB_INTERNAL_A) $(OCDIR_FLAGS_STAMP)
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(CC) $(TEST_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB_INTERNAL_A) -pthread

@@ -47,7 +47,7 @@ static void setup_case(int dfd, const char *setup, const char *path)
 	else if (!strcmp(setup, "file"))
 		close(openat(dfd, path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
 	else if (!strcmp(setup, "dangling"))
-		symlinkat("missing-target", dfd, path);
+		(void)!symlinkat("missing-target", dfd, path);
 }
 
 /* "fd (directory)", an errno name, plus what the call left at "new". */

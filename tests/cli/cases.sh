@@ -112,7 +112,7 @@ if [[ ${OCDIR_FORCE_EMULATION:-} == 1 ]]; then
 fi
 run --help
 check "--help: usage on stdout, exit 0" test $rc -eq 0 -a -z "$err" -a "${out%%$'\n'*}" = "Usage: ocdir [OPTION]... DIRECTORY..."
-expect "--version" 0 "ocdir 0.1.0" "" -- --version
+expect "--version" 0 "ocdir $(sed -n 's/^#define OCDIR_VERSION_STRING[[:space:]]*"\(.*\)"/\1/p' "$top/include/ocdir.h")" "" -- --version
 
 # ---- usage errors: exit 1 and a pointer to --help, nothing created ----
 fresh

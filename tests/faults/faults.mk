@@ -8,7 +8,8 @@ FAULTS_BIN := $(BUILD)/faults/faults
 all: faults-bin
 faults-bin: $(FAULTS_BIN)
 
-$(FAULTS_BIN): tests/faults/faults.c tests/helpers.h include/ocdir.h $(BUILD)/libocdir.a
+$(FAULTS_BIN): tests/faults/faults.c tests/helpers.h include/ocdir.h $(BUILD)/libocdir.a \
+		$(OCDIR_FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  CC      $@")
-	$(Q)$(CC) $(CFLAGS) -Iinclude -pthread $(LDFLAGS) -o $@ $< $(BUILD)/libocdir.a -pthread
+	$(Q)$(CC) $(ALL_CFLAGS) -pthread $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libocdir.a -pthread

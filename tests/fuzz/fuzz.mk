@@ -29,17 +29,17 @@ FUZZ_SECONDS ?=
 FUZZ_JOBS    ?= 2
 FUZZ_FIRST   ?= 0
 
-FUZZ_CFLAGS := $(CFLAGS) -Iinclude -pthread -MMD -MP
+FUZZ_CFLAGS  = $(ALL_CFLAGS) -pthread -MMD -MP
 
 .PHONY: fuzz fuzz-bin
 all: fuzz-bin
 fuzz-bin: $(BUILD)/tests/fuzz
 
 $(BUILD)/tests/fuzz: tests/fuzz/fuzz.c tests/fuzz/model.c tests/fuzz/model.h \
-		tests/helpers.h $(BUILD)/libocdir.a
+		tests/helpers.h $(BUILD)/libocdir.a $(OCDIR_FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  CC      $@")
-	$(Q)$(CC) $(FUZZ_CFLAGS) $(LDFLAGS) $(if $(filter 1,$(SAN)),,-static) -o $@ tests/fuzz/fuzz.c \
+	$(Q)$(CC) $(FUZZ_CFLAGS) $(ALL_LDFLAGS) $(if $(filter 1,$(SAN)),,-static) -o $@ tests/fuzz/fuzz.c \
 		tests/fuzz/model.c $(BUILD)/libocdir.a -pthread
 
 # One guest, the three filesystems in turn; vm/run fails on any kernel report.

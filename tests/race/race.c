@@ -455,7 +455,7 @@ static int tampered(const struct arena *a, int fd, const struct stat *orig)
 		fremovexattr(fd, XATTR_NAME);
 	}
 	if (bad) {
-		fchown(fd, orig->st_uid, orig->st_gid);
+		(void)!fchown(fd, orig->st_uid, orig->st_gid);
 		fchmod(fd, orig->st_mode & 07777);
 	}
 	return bad;
@@ -589,7 +589,7 @@ static void run_variant(const struct variant *v, struct arena *a, struct shared 
 			}
 			if (created == 1 || (a->kind == ARENA_STICKY)) {
 				fchmod(fd, VICTIM_MODE);
-				fchown(fd, VICTIM_OWNER, VICTIM_OWNER);
+				(void)!fchown(fd, VICTIM_OWNER, VICTIM_OWNER);
 				if (a->xattrs)
 					fsetxattr(fd, XATTR_NAME, "victim", 6, 0);
 			}

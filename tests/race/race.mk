@@ -8,10 +8,10 @@ RACE_BIN := $(BUILD)/race/race
 all: race-bin
 race-bin: $(RACE_BIN)
 
-$(RACE_BIN): tests/race/race.c tests/helpers.h include/ocdir.h $(BUILD)/libocdir.a
+$(RACE_BIN): tests/race/race.c tests/helpers.h include/ocdir.h $(BUILD)/libocdir.a $(OCDIR_FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  CC      $@")
-	$(Q)$(CC) $(CFLAGS) -Iinclude -pthread $(LDFLAGS) -o $@ $< $(BUILD)/libocdir.a -pthread
+	$(Q)$(CC) $(ALL_CFLAGS) -pthread $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libocdir.a -pthread
 
 # 10^6 rounds per variant, arena and place by default: the emulated variants
 # on the host, the native ones in the patched guest. TORTURE_ROUNDS,
