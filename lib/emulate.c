@@ -651,13 +651,13 @@ static int emulate_step(int dirfd, const char *path, const struct oc_req *req,
 	}
 
 	/*
-	 * A bare name needs no walk: dirfd is the parent (AT_FDCWD is the
-	 * working directory, which no other process can change for us). Not
-	 * with O_EXCL: then opening the parent is the call's first use of a
-	 * descriptor, where the kernel answers EMFILE (without O_EXCL
-	 * open_own_existing() was that).
+	 * A bare name needs no walk: dirfd is the parent. Not AT_FDCWD (the
+	 * helpers below fstat the parent's descriptor), and not with O_EXCL:
+	 * then opening the parent is the call's first use of a descriptor,
+	 * where the kernel answers EMFILE (without O_EXCL open_own_existing()
+	 * was that).
 	 */
-	bare = !req->resolve && !via_link && !strchr(path, '/') && !excl;
+	bare = !req->resolve && !via_link && !strchr(path, '/') && !excl && dirfd >= 0;
 	if (bare)
 		parentfd = dirfd;
 	else
@@ -667,7 +667,7 @@ static int emulate_step(int dirfd, const char *path, const struct oc_req *req,
 		fd = parentfd;
 		goto out_free;
 	}
-	if (fstatat(parentfd, "", &pst, AT_EMPTY_PATH) < 0) {
+	if (fstat(parentfd, &pst) < 0) {
 		fd = -errno;
 		goto out_close;
 	}

@@ -99,6 +99,38 @@ static void test_how_checks(int dfd)
 	T_CHECK(N("bad-dirfd-ebadf"), fd < 0 && errno == EBADF, "errno %s", t_errname(errno));
 }
 
+/*
+ * A bare name relative to AT_FDCWD: the emulation has no parent
+ * descriptor of the caller's there, and rule 9 (a dangling symlink is
+ * EEXIST) and rule 10 must hold all the same.
+ */
+static void test_cwd_bare_names(int dfd)
+{
+	int cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC), fd;
+
+	mkdirat(dfd, "cwd", 0755);
+	symlinkat("missing", dfd, "cwd/dangling");
+	symlinkat(".", dfd, "cwd/dot");
+	if (cwd < 0 || fchdir(dfd) < 0 || chdir("cwd") < 0) {
+		t_fail(N("cwd-bare-names"), "chdir: %s", strerror(errno));
+		return;
+	}
+	fd = ocdir_openat(AT_FDCWD, "dangling", 0, 0755);
+	T_CHECK(N("cwd-dangling-symlink-eexist"), fd < 0 && errno == EEXIST, "fd %d errno %s",
+		fd, t_errname(errno));
+	fd = ocdir_openat(AT_FDCWD, "dot", 0, 0755);
+	T_CHECK(N("cwd-symlink-to-dir-opens"), fd >= 0, "errno %s", t_errname(errno));
+	if (fd >= 0)
+		close(fd);
+	fd = ocdir_openat(AT_FDCWD, "new", 0, 0755);
+	T_CHECK(N("cwd-new"), fd >= 0 && is_dir(dfd, "cwd/new"), "errno %s", t_errname(errno));
+	if (fd >= 0)
+		close(fd);
+	if (fchdir(cwd) < 0)
+		t_fail(N("cwd-back"), "%s", strerror(errno));
+	close(cwd);
+}
+
 static void test_cloexec(int dfd)
 {
 	struct ocdir_how how = { .mode = 0755, .options = OCDIR_NO_CLOEXEC };
@@ -557,6 +589,7 @@ static int run_mode(const char *name, const char *dir)
 	fds = t_count_fds();
 	test_how_checks(dfd);
 	test_cloexec(dfd);
+	test_cwd_bare_names(dfd);
 	test_fast(dfd);
 	test_path_by_parent(dfd, !strcmp(name, "weak"));
 	test_mkpath(dfd);
