@@ -13,11 +13,14 @@
  * caller asks otherwise (OCDIR_NO_CLOEXEC). They always refer to a
  * directory, never to anything else.
  *
- * Environment (read once, at the first call):
+ * Environment (read once, at the first call, with secure_getenv(3): a
+ * setuid, setgid or file-capability program ignores all of them):
  *   OCDIR_FORCE_EMULATION=1  use the emulation even on a native kernel.
  *   OCDIR_FORCE_RESOLVER=1   do RESOLVE_* scoping with the userspace resolver
  *                            even where openat2(2) works (implies the
  *                            emulation for calls that ask for scoping).
+ *   OCDIR_TEST_NO_NOREPLACE=1  (tests only) behave as if the filesystem
+ *                            refused renameat2(RENAME_NOREPLACE).
  *
  * All functions are thread-safe.
  */
@@ -103,11 +106,14 @@ extern "C" {
  *          EINVAL (as openat2(2)).
  * resolve: OCDIR_RESOLVE_* flags; unknown bits or BENEATH together with
  *          IN_ROOT give EINVAL.
- * options: OCDIR_NO_CLOEXEC, OCDIR_FAST_EMULATION; unknown bits give EINVAL.
+ * options: OCDIR_NO_CLOEXEC, OCDIR_FAST_EMULATION, OCDIR_ALLOW_WEAK_EMULATION;
+ *          unknown bits give EINVAL.
  *
  * Pass sizeof(struct ocdir_how) as `size`; later versions only append fields
  * and accept an older, shorter size. A larger size than the library knows is
- * accepted when the unknown tail is all zero, otherwise E2BIG.
+ * accepted when the unknown tail is all zero, otherwise E2BIG; a size above
+ * 4096 (a page) is E2BIG without reading it, as openat2(2). All `size`
+ * bytes at `how` must be readable memory.
  */
 struct ocdir_how {
 	uint64_t flags;
@@ -137,6 +143,10 @@ struct ocdir_how {
  *   EMFILE ENFILE ENOMEM   out of descriptors or memory.
  *   ENOSPC EDQUOT EMLINK EROFS EPERM EIO   as from mkdir(2) when a
  *                 directory has to be created.
+ *   EINTR         a system call of the call was interrupted by a signal
+ *                 handler installed without SA_RESTART (only on filesystems
+ *                 whose operations can be interrupted, e.g. FUSE, NFS).
+ *                 Nothing is left behind; the call may be repeated.
  */
 
 /* ---- create or open ---- */
@@ -175,12 +185,28 @@ struct ocdir_how {
  *            the owner without read permission: opening it would need a
  *            chmod, which clears that bit for good. Nothing is created.
  *   EINVAL   O_TMPFILE, O_PATH, O_DIRECT or an unknown flag bit.
- *   EAGAIN   (emulation only) the name was created and removed by others
- *            faster than the call could open it, 8 times in a row.
+ *   EOPNOTSUPP  (emulation only) the name is absent, the parent is shared
+ *            (see OCDIR_ALLOW_WEAK_EMULATION) and the race-free way of
+ *            creating there cannot run: the filesystem refuses
+ *            renameat2(RENAME_NOREPLACE) (NFS, 9p, many FUSE servers), an
+ *            LSM refuses the rename (Landlock without
+ *            LANDLOCK_ACCESS_FS_REFER), or the staging directory would
+ *            lose the setgid bit the new directory inherits. Nothing is
+ *            created. Also where a directory's mode must be changed
+ *            through an O_PATH descriptor and the kernel has neither
+ *            fchmodat2(2) (6.6) nor a usable /proc.
+ *   EAGAIN   (emulation only) a race was lost 8 times in a row: the name
+ *            was created and removed by others faster than the call could
+ *            open it, or someone kept replacing the staging directory.
  *   and the common errors above.
  * On failure nothing is left behind: no directory, no staging directory, no
  * descriptor. (Emulation only: if the process dies inside the call, an empty
  * hidden directory ".ocdir-stage.*" can remain next to the target.)
+ *
+ * The emulation never changes anything by name after it created it: modes
+ * are changed through descriptors (fchmodat2(2) with AT_EMPTY_PATH where
+ * the directory cannot be opened yet, else a verified /proc), and it
+ * removes only what its name still shows to be the directory it made.
  */
 int ocdir_openat(int dirfd, const char *path, int flags, mode_t mode);
 
@@ -189,16 +215,18 @@ int ocdir_openat(int dirfd, const char *path, int flags, mode_t mode);
  *
  * how/size: see struct ocdir_how. created: if not NULL, set to 1 when this
  * call created the directory, 0 when it opened an existing one; it is only
- * written on success. The emulation says 1 only for the directory it made
- * (it opened it before publishing it under the name). The native backend
- * learns it by trying O_EXCL first; a directory that someone else removes
- * and re-creates between the two tries is reported as 0.
+ * written on success. The emulation says 1 only for the directory it made.
+ * The native backend asks the kernel with fcntl(F_CREATED_QUERY) (Linux
+ * 6.12); on kernels without it, it tries O_EXCL first, and a directory that
+ * someone else removes and re-creates between the two tries is reported
+ * as 0.
  *
  * Returns a new descriptor, or -1 with errno as ocdir_openat, and also:
  *   EINVAL   how->mode has bits outside 07777; unknown bits in how->resolve
  *            or how->options; BENEATH and IN_ROOT together; size smaller
  *            than OCDIR_HOW_SIZE_VER0.
- *   E2BIG    size larger than struct ocdir_how and the extra bytes not zero.
+ *   E2BIG    size larger than struct ocdir_how and the extra bytes not
+ *            zero, or size larger than 4096.
  *   EFAULT   how is NULL.
  *   EXDEV, ELOOP   as in the common errors, for the scoping flags.
  *   EAGAIN   as ocdir_openat.
@@ -254,6 +282,9 @@ struct ocdir_prepared;
  * Returns a descriptor and sets *prepared, or returns -1 with errno:
  *   EEXIST   the destination name exists already (checked now and again at
  *            publish time), or the final component is ".", ".." or "/".
+ *   EOPNOTSUPP  the staging directory would lose the parent's setgid bit
+ *            (see ocdir_openat); or no fchmodat2(2) and no usable /proc.
+ *   EAGAIN   someone kept replacing the staging directory.
  *   EINVAL   as ocdir_openat2; also how->flags outside the set above.
  *   EFAULT   prepared or how is NULL.
  *   and the common errors above.
@@ -283,9 +314,20 @@ int ocdir_publish(struct ocdir_prepared *prepared);
  * following symlinks, without crossing mounts) and its staging directory,
  * and free `prepared`.
  *
- * Returns 0, or -1 with errno when something could not be removed
- * (`prepared` is freed anyway): the errors of unlinkat(2), openat(2) and
- * getdents(2), e.g. EBUSY for a mount point inside, EMFILE.
+ * The removal is iterative and holds at most two descriptors of its own,
+ * whatever the depth of the tree.
+ *
+ * Returns 0 and frees `prepared`, or returns -1 with errno:
+ *   EBUSY, EMFILE, EACCES, ... (the errors of unlinkat(2), openat(2) and
+ *            getdents(2); EBUSY for a mount point inside): something in the
+ *            prepared tree could not be removed. `prepared` stays valid:
+ *            what was removed stays removed, and the call can be repeated
+ *            (after closing descriptors, say).
+ *   ESTALE   a directory of the tree was moved while it was being removed;
+ *            `prepared` stays valid.
+ *   ENOENT   the tree is gone but the staging directory had been moved
+ *            away from its name by someone else (it is empty and stays
+ *            where they put it); `prepared` is freed.
  * A NULL prepared returns 0.
  */
 int ocdir_discard(struct ocdir_prepared *prepared);

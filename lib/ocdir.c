@@ -227,6 +227,9 @@ static int mkpath(int dirfd, const char *path, const struct oc_req *leafreq,
 	char *copy = NULL, *prefix = NULL, *p, *save = NULL;
 	struct level *lv = NULL;
 	int startfd = dirfd, ownstart = -1, fd = 0, made;
+	/* The kernel does the levels itself (not through the emulation). */
+	int native = oc_config()->native && oc_config()->created_query &&
+		     !(leafreq->resolve && (oc_config()->force_resolver || oc_openat2_missing()));
 
 	if (!len)
 		return -ENOENT;
@@ -277,13 +280,28 @@ static int mkpath(int dirfd, const char *path, const struct oc_req *leafreq,
 			name = prefix;
 		}
 		made = 0;
-		fd = -ENOENT;
-		/* An existing level only needs search permission, not read. */
-		if (req == &midreq)
+		if (req != &midreq) {
+			fd = oc_create_or_open(at, name, req, &made);
+		} else if (native) {
+			/*
+			 * One call creates or opens the level; an existing one
+			 * it may not read needs only search permission: O_PATH.
+			 */
+			fd = oc_create_or_open(at, name, req, &made);
+			if (fd == -EACCES) {
+				int pathfd = oc_scoped_open(at, name, O_PATH | O_DIRECTORY |
+							    O_CLOEXEC, req->resolve);
+
+				if (pathfd >= 0)
+					fd = pathfd;
+			}
+		} else {
+			/* An existing level only needs search permission, not read. */
 			fd = oc_scoped_open(at, name, O_PATH | O_DIRECTORY | O_CLOEXEC,
 					    req->resolve);
-		if (fd == -ENOENT)
-			fd = oc_create_or_open(at, name, req, &made);
+			if (fd == -ENOENT)
+				fd = oc_create_or_open(at, name, req, &made);
+		}
 		if (fd < 0) {
 			mkpath_rollback(startfd, lv, i);
 			goto out;
