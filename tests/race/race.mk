@@ -17,7 +17,31 @@ $(RACE_BIN): tests/race/race.c tests/helpers.h include/ocdir.h $(BUILD)/libocdir
 # on the host, the native ones in the patched guest. TORTURE_ROUNDS,
 # TORTURE_SECONDS (per variant, arena and place), TORTURE_JOBS (pairs),
 # TORTURE_PLACES and TORTURE_KERNEL; see tests/race/torture, docs/security.md.
-torture: race-bin
+torture: race-bin hostile-bin
 	$(Q)tests/race/torture
 
 -include tests/faults/faults.mk
+
+# tests/race/hostile.c: the hostile-user attackers of issue 14 (one per
+# finding). A short run is part of tests/suites/80-race, the long one of
+# `make torture` (TORTURE_HOSTILE_*). `make hostile-old HOSTILE_OLD=DIR`
+# builds the same program against another checkout's header and
+# build/libocdir.a (e.g. a worktree of the release before the fixes), to show
+# that every attacker can fail: build/race/hostile-old.
+HOSTILE_BIN := $(BUILD)/race/hostile
+
+.PHONY: hostile-bin hostile-old
+all: hostile-bin
+hostile-bin: $(HOSTILE_BIN)
+
+$(HOSTILE_BIN): tests/race/hostile.c tests/helpers.h include/ocdir.h $(BUILD)/libocdir.a $(OCDIR_FLAGS_STAMP)
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -pthread $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libocdir.a -pthread
+
+hostile-old: tests/race/hostile.c tests/helpers.h
+	@test -n "$(HOSTILE_OLD)" && test -f "$(HOSTILE_OLD)/build/libocdir.a" || \
+		{ echo "make hostile-old HOSTILE_OLD=<checkout with build/libocdir.a>" >&2; exit 2; }
+	@mkdir -p $(BUILD)/race
+	$(Q)$(CC) -I$(HOSTILE_OLD)/include $(ALL_CFLAGS) -pthread $(ALL_LDFLAGS) \
+		-o $(BUILD)/race/hostile-old $< $(HOSTILE_OLD)/build/libocdir.a -pthread
