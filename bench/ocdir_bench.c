@@ -3,8 +3,8 @@
  * bench/ocdir_bench.c - what does create-and-open of a directory cost, next
  * to a bare mkdirat(2) and to what careful programs do today?
  *
- *   ocdir_bench [--smoke] [--csv FILE] [--label NAME] [--ops N] [--reps N]
- *               DIR...
+ *   ocdir_bench [--smoke] [--set issue7|issue14|all] [--csv FILE]
+ *               [--label NAME] [--ops N] [--reps N] DIR...
  *
  * Every variant (see the table `variants` below, or --list) runs in batches.
  * A batch is one fresh child process (forked from this driver, so that
@@ -21,8 +21,14 @@
  * over repetitions is reported, so that a machine whose speed drifts (other
  * jobs, QEMU TCG) moves numerator and denominator together.
  *
+ * Variant sets (--set): issue7 (the default: (a)-(g4), what `make bench`
+ * has always measured), issue14 (the cost of the hardened emulation:
+ * new directories in private, sticky and shared parents, existing
+ * directories, mkpath over an existing path, each with its baseline) and
+ * all. Every set has (a) and (c), the CSV's two ratio columns.
+ *
  * Output: a human-readable report on stdout, "PASS: ..."/"MISS: ..." lines
- * for the targets of issue 7 (informational only), and the CSV rows
+ * for the targets of issues 7 and 14 (informational only), and the CSV rows
  *   fs,threads,parents,variant,ops_per_s,p50_ns,p99_ns,ratio_vs_a,ratio_vs_c
  * to FILE (or, without --csv, to stdout after a "# csv" line).
  */
@@ -54,6 +60,19 @@
 #define MKPATH_DEPTH	5
 #define DIR_MODE	0755
 #define NAME_LEN	48
+/* An existing MKPATH_DEPTH-level path in every private parent. */
+#define DEEP_PATH	"deep/b/c/d/e"
+
+/* Which variant set a variant belongs to (--set). */
+#define SET_ISSUE7	1u
+#define SET_ISSUE14	2u
+
+/*
+ * The parent a variant works in. Private: the caller's, mode 0755 (the
+ * emulation creates in place). Sticky: the caller's, mode 1777 (in place
+ * too). Shared: the caller's, mode 0777, not sticky (the emulation stages).
+ */
+enum parent_kind { PARENT_PRIVATE, PARENT_STICKY, PARENT_SHARED, NPARENT_KINDS };
 
 enum lib_mode {
 	LIB_NONE,		/* the variant does not call libocdir */
@@ -84,6 +103,8 @@ struct variant {
 	enum lib_mode lib;
 	int needs_native;		/* needs kernel O_CREAT|O_DIRECTORY */
 	enum target_kind target;
+	unsigned int sets;		/* SET_* it belongs to */
+	enum parent_kind parent;
 };
 
 /* ---- the timed operations: one call of each returns 0 or -errno ---- */
@@ -206,37 +227,87 @@ static int op_ocdir_mkpath(struct worker *w, int i)
 	return w->fds[i] < 0 ? fail(w, "ocdir_mkpath") : 0;
 }
 
+/*
+ * What a program that only needs the fd of an existing path does: one
+ * openat per level, each relative to the previous level's descriptor,
+ * closed once the next one is open. The levels above the leaf are only
+ * walked through (O_PATH, as ocdir_mkpath opens them); the leaf is opened
+ * for real, since ocdir_mkpath returns a readable descriptor.
+ */
+static int op_walk_existing(struct worker *w, int i)
+{
+	static const char *const level[MKPATH_DEPTH] = { "deep", "b", "c", "d", "e" };
+	int k, fd = w->parentfd, next;
+
+	for (k = 0; k < MKPATH_DEPTH; k++) {
+		next = openat(fd, level[k], k + 1 < MKPATH_DEPTH ?
+			      O_PATH | O_DIRECTORY | O_CLOEXEC :
+			      O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd != w->parentfd)
+			close(fd);
+		if (next < 0)
+			return fail(w, "openat (walk)");
+		fd = next;
+	}
+	w->fds[i] = fd;
+	return 0;
+}
+
+static int op_ocdir_mkpath_existing(struct worker *w, int i)
+{
+	static const struct ocdir_how how = { .mode = DIR_MODE };
+
+	w->fds[i] = ocdir_mkpath(w->parentfd, DEEP_PATH, &how, sizeof(how), NULL);
+	return w->fds[i] < 0 ? fail(w, "ocdir_mkpath existing") : 0;
+}
+
+#define I7	SET_ISSUE7
+#define I14	SET_ISSUE14
 static const struct variant variants[] = {
 	{ "a_mkdirat", "mkdirat(parent, name)",
-	  op_mkdirat, LIB_NONE, 0, CREATE_ONE },
+	  op_mkdirat, LIB_NONE, 0, CREATE_ONE, I7 | I14, PARENT_PRIVATE },
 	{ "b_native_openat", "openat(parent, name, O_CREAT|O_DIRECTORY) (fd closed untimed)",
-	  op_native_openat, LIB_NONE, 1, CREATE_ONE },
+	  op_native_openat, LIB_NONE, 1, CREATE_ONE, I7, PARENT_PRIVATE },
 	{ "c_mkdir_open_fstat", "mkdirat + openat(O_DIRECTORY|O_NOFOLLOW) + fstat (fd closed untimed)",
-	  op_mkdir_open_fstat, LIB_NONE, 0, CREATE_ONE },
+	  op_mkdir_open_fstat, LIB_NONE, 0, CREATE_ONE, I7 | I14, PARENT_PRIVATE },
 	{ "d_ocdir_native", "ocdir_openat(parent, name), native backend (fd closed untimed)",
-	  op_ocdir_openat, LIB_NATIVE, 1, CREATE_ONE },
+	  op_ocdir_openat, LIB_NATIVE, 1, CREATE_ONE, I7, PARENT_PRIVATE },
 	{ "e_ocdir_emulated", "ocdir_openat(parent, name), OCDIR_FORCE_EMULATION=1 (fd closed untimed)",
-	  op_ocdir_openat, LIB_EMULATED, 0, CREATE_ONE },
+	  op_ocdir_openat, LIB_EMULATED, 0, CREATE_ONE, I7 | I14, PARENT_PRIVATE },
 	{ "f1_open_existing", "openat(parent, \"existing\", O_DIRECTORY) (fd closed untimed)",
-	  op_open_existing, LIB_NONE, 0, OPEN_EXISTING },
+	  op_open_existing, LIB_NONE, 0, OPEN_EXISTING, I7 | I14, PARENT_PRIVATE },
 	{ "f2_creat_existing", "openat(parent, \"existing\", O_CREAT|O_DIRECTORY) (fd closed untimed)",
-	  op_creat_existing, LIB_NONE, 1, OPEN_EXISTING },
+	  op_creat_existing, LIB_NONE, 1, OPEN_EXISTING, I7, PARENT_PRIVATE },
 	{ "f3_ocdir_native_existing", "ocdir_openat(parent, \"existing\"), native (fd closed untimed)",
-	  op_ocdir_existing, LIB_NATIVE, 1, OPEN_EXISTING },
+	  op_ocdir_existing, LIB_NATIVE, 1, OPEN_EXISTING, I7, PARENT_PRIVATE },
 	{ "f4_ocdir_emulated_existing", "ocdir_openat(parent, \"existing\"), emulated (fd closed untimed)",
-	  op_ocdir_existing, LIB_EMULATED, 0, OPEN_EXISTING },
+	  op_ocdir_existing, LIB_EMULATED, 0, OPEN_EXISTING, I7 | I14, PARENT_PRIVATE },
 	{ "g1_mkdir_p", "mkdir -p of a new 5-level path: 5 x mkdirat, no fd",
-	  op_mkdir_p, LIB_NONE, 0, CREATE_PATH },
+	  op_mkdir_p, LIB_NONE, 0, CREATE_PATH, I7, PARENT_PRIVATE },
 	{ "g2_mkdir_p_open_fstat", "mkdir -p (5 levels) + openat(leaf, O_DIRECTORY|O_NOFOLLOW) + fstat",
-	  op_mkdir_p_open, LIB_NONE, 0, CREATE_PATH },
+	  op_mkdir_p_open, LIB_NONE, 0, CREATE_PATH, I7 | I14, PARENT_PRIVATE },
 	{ "g3_ocdir_mkpath_native", "ocdir_mkpath of a new 5-level path, native (leaf fd closed untimed)",
-	  op_ocdir_mkpath, LIB_NATIVE, 1, CREATE_PATH },
+	  op_ocdir_mkpath, LIB_NATIVE, 1, CREATE_PATH, I7 | I14, PARENT_PRIVATE },
 	{ "g4_ocdir_mkpath_emulated", "ocdir_mkpath of a new 5-level path, emulated (leaf fd closed untimed)",
-	  op_ocdir_mkpath, LIB_EMULATED, 0, CREATE_PATH },
+	  op_ocdir_mkpath, LIB_EMULATED, 0, CREATE_PATH, I7, PARENT_PRIVATE },
+	{ "e2_ocdir_emulated_sticky", "ocdir_openat(parent, name), emulated, parent 1777 (fd closed untimed)",
+	  op_ocdir_openat, LIB_EMULATED, 0, CREATE_ONE, I14, PARENT_STICKY },
+	{ "e3_ocdir_emulated_shared", "ocdir_openat(parent, name), emulated, parent 0777 (fd closed untimed)",
+	  op_ocdir_openat, LIB_EMULATED, 0, CREATE_ONE, I14, PARENT_SHARED },
+	{ "h1_walk_existing", "5 x openat of an existing 5-level path, level by level (leaf fd closed untimed)",
+	  op_walk_existing, LIB_NONE, 0, OPEN_EXISTING, I14, PARENT_PRIVATE },
+	{ "h2_ocdir_mkpath_emulated_existing", "ocdir_mkpath of an existing 5-level path, emulated (leaf fd closed untimed)",
+	  op_ocdir_mkpath_existing, LIB_EMULATED, 0, OPEN_EXISTING, I14, PARENT_PRIVATE },
+	{ "h3_ocdir_mkpath_native_existing", "ocdir_mkpath of an existing 5-level path, native (leaf fd closed untimed)",
+	  op_ocdir_mkpath_existing, LIB_NATIVE, 1, OPEN_EXISTING, I14, PARENT_PRIVATE },
 };
 #define NVARIANTS (sizeof(variants) / sizeof(variants[0]))
 
-enum { V_A, V_B, V_C, V_D, V_E, V_F1, V_F2, V_F3, V_F4, V_G1, V_G2, V_G3, V_G4 };
+#undef I7
+#undef I14
+
+enum { V_A, V_B, V_C, V_D, V_E, V_F1, V_F2, V_F3, V_F4, V_G1, V_G2, V_G3, V_G4,
+       V_E2, V_E3, V_H1, V_H2, V_H3 };
 
 /* ---- one batch, in a child process ---- */
 
@@ -481,7 +552,8 @@ static int child_batch(const struct variant *v, int nthreads, const int *parentf
 /* ---- the driver ---- */
 
 struct cell {			/* one variant in one configuration */
-	int available;
+	int selected;			/* in the --set being run */
+	int available;			/* selected, and the kernel can run it */
 	int nreps;
 	double ns_per_op[MAX_REPS];	/* wall time / all threads' operations */
 	uint64_t *lat;			/* per-operation latencies, all reps */
@@ -498,6 +570,7 @@ static const struct config configs[] = { { 1, 1 }, { 2, 1 }, { 2, 2 } };
 
 struct opts {
 	int smoke, nops, reps, nwarm, discard;
+	unsigned int sets;		/* SET_* selected by --set */
 	const char *csv, *label;
 	FILE *csvf;
 };
@@ -633,7 +706,7 @@ static size_t batch_time(const uint64_t *shm, int nthreads, int nops, uint64_t *
 #define BATCH_RETRIES 2
 
 static int run_batch(const struct variant *v, const struct config *cf,
-		     const int *pfds, const struct opts *o, uint64_t *shm,
+		     int (*pfds)[MAX_THREADS], const struct opts *o, uint64_t *shm,
 		     struct cell *c, int keep, int *retried)
 {
 	int fds[MAX_THREADS], t, i, status, tries;
@@ -649,7 +722,7 @@ static int run_batch(const struct variant *v, const struct config *cf,
 		return -1;
 	}
 	for (t = 0; t < cf->threads; t++)
-		fds[t] = pfds[cf->parents == 1 ? 0 : t];
+		fds[t] = pfds[v->parent][cf->parents == 1 ? 0 : t];
 	for (tries = 0;; tries++) {
 		fflush(stdout);
 		pid = fork();
@@ -733,11 +806,63 @@ static void target(const char *fs, const struct config *cf, int applies,
 	       what, value, note ? " " : "", note ? note : "");
 }
 
+/* Both cells were measured (selected, and the kernel could run them). */
+static int both(const struct cell *c, int x, int y)
+{
+	return c[x].available && c[y].available;
+}
+
+/*
+ * Issue 14, point 7: the hardened emulation's default path against the
+ * careful sequence, a plain open and a plain walk; and native mkpath
+ * against mkdir -p + open + fstat. These apply on every filesystem.
+ */
+static void report_issue14(const char *fs, const struct config *cf, struct cell *c,
+			   int native)
+{
+	static const struct {
+		int x, y;
+		double max;
+		const char *what;
+	} t[] = {
+		{ V_E, V_C, 1.3, "issue 14: (e)/(c) time, new dir, emulated, private parent" },
+		{ V_E2, V_C, 1.3, "issue 14: (e2)/(c) time, new dir, emulated, sticky parent" },
+		{ V_E3, V_C, 3.0, "issue 14: (e3)/(c) time, new dir, emulated, shared parent (staging)" },
+		{ V_F4, V_F1, 1.2, "issue 14: (f4)/(f1) time, existing dir, emulated" },
+		{ V_H2, V_H1, 1.3, "issue 14: (h2)/(h1) time, mkpath over existing 5 levels, emulated" },
+		{ V_H3, V_H1, 1.3, "issue 14: (h3)/(h1) time, mkpath over existing 5 levels, native" },
+		{ V_G3, V_G2, 1.0, "issue 14: (g3)/(g2) time, mkpath of new 5 levels, native" },
+	};
+	char note[32];
+	size_t k;
+
+	for (k = 0; k < sizeof(t) / sizeof(t[0]); k++) {
+		double r;
+
+		if (!c[t[k].x].selected || !c[t[k].y].selected)
+			continue;
+		if (!both(c, t[k].x, t[k].y)) {
+			if (!native)
+				printf("N/A: %s %dT/%dP: %s: kernel lacks the feature\n", fs,
+				       cf->threads, cf->parents, t[k].what);
+			continue;
+		}
+		r = pair_ratio(&c[t[k].x], &c[t[k].y]);
+		snprintf(note, sizeof(note), "(target <= %.1f)", t[k].max);
+		target(fs, cf, 1, t[k].what, r, r <= t[k].max, note);
+	}
+}
+
 static void report_targets(const char *fs, const struct config *cf, struct cell *c,
 			   int native)
 {
 	int tmpfs = !strcmp(fs, "tmpfs");
 
+	/* Issue 7: the native call on tmpfs; only in the set that has (b). */
+	if (!c[V_B].selected) {
+		report_issue14(fs, cf, c, native);
+		return;
+	}
 	if (!native) {
 		printf("N/A: %s %dT/%dP: (b)/(a), (c)/(b), (f2)/(f1), (d)/(b): kernel lacks the feature\n",
 		       fs, cf->threads, cf->parents);
@@ -758,6 +883,7 @@ static void report_targets(const char *fs, const struct config *cf, struct cell 
 	       "(f4)/(f1) = %.2f, (g4)/(g2) = %.2f\n", fs, cf->threads, cf->parents,
 	       pair_ratio(&c[V_E], &c[V_C]), pair_ratio(&c[V_E], &c[V_A]),
 	       pair_ratio(&c[V_F4], &c[V_F1]), pair_ratio(&c[V_G4], &c[V_G2]));
+	report_issue14(fs, cf, c, native);
 }
 
 static void print_results(const char *fs, const struct config *cf, struct cell *c,
@@ -767,13 +893,15 @@ static void print_results(const char *fs, const struct config *cf, struct cell *
 
 	printf("# %s, %d thread%s, %d parent%s:\n", fs, cf->threads,
 	       cf->threads > 1 ? "s" : "", cf->parents, cf->parents > 1 ? "s" : "");
-	printf("#   %-28s %10s %9s %9s %7s %7s %8s\n", "variant", "ops/s", "p50_us",
+	printf("#   %-34s %10s %9s %9s %7s %7s %8s\n", "variant", "ops/s", "p50_us",
 	       "p99_us", "x(a)", "x(c)", "stalls");
 	for (v = 0; v < NVARIANTS; v++) {
 		struct cell *x = &c[v];
 
+		if (!x->selected)
+			continue;
 		if (!x->available) {
-			printf("#   %-28s n/a: kernel lacks the feature\n", variants[v].name);
+			printf("#   %-34s n/a: kernel lacks the feature\n", variants[v].name);
 			fprintf(o->csvf, "%s,%d,%d,%s,n/a,n/a,n/a,n/a,n/a\n", fs,
 				cf->threads, cf->parents, variants[v].name);
 			continue;
@@ -783,7 +911,7 @@ static void print_results(const char *fs, const struct config *cf, struct cell *
 		uint64_t p50 = percentile(x, 0.50), p99 = percentile(x, 0.99);
 		double ra = pair_ratio(x, &c[V_A]), rc = pair_ratio(x, &c[V_C]);
 
-		printf("#   %-28s %10.0f %9.1f %9.1f %7.2f %7.2f %7.1f%%\n", variants[v].name,
+		printf("#   %-34s %10.0f %9.1f %9.1f %7.2f %7.2f %7.1f%%\n", variants[v].name,
 		       ops, p50 / 1e3, p99 / 1e3, ra, rc,
 		       x->nlat ? 100.0 * (double)x->stalled / (double)x->nlat : 0.0);
 		fprintf(o->csvf, "%s,%d,%d,%s,%.0f,%" PRIu64 ",%" PRIu64 ",%.3f,%.3f\n",
@@ -792,11 +920,19 @@ static void print_results(const char *fs, const struct config *cf, struct cell *
 	fflush(o->csvf);
 }
 
-/* Make DIR/ocdir-bench.PID/{p0,p1}/existing; returns the top's name. */
-static int setup_dirs(int dirfd, char *top, size_t size, int *pfds)
+/*
+ * Make, under DIR/ocdir-bench.PID, one parent of each kind per thread:
+ * p0, p1 (private, 0755, each with "existing" and DEEP_PATH), s0, s1
+ * (sticky, 1777) and w0, w1 (shared, 0777). Modes are set through the
+ * descriptor, whatever the umask. pfds[kind][thread].
+ */
+static const char parent_letter[NPARENT_KINDS] = { 'p', 's', 'w' };
+static const mode_t parent_mode[NPARENT_KINDS] = { 0755, 01777, 0777 };
+
+static int setup_dirs(int dirfd, char *top, size_t size, int (*pfds)[MAX_THREADS])
 {
-	char name[32];
-	int topfd, t;
+	char name[32], deep[sizeof(DEEP_PATH)], *p;
+	int topfd, t, k;
 
 	snprintf(top, size, "ocdir-bench.%d", (int)getpid());
 	if (mkdirat(dirfd, top, 0755) < 0)
@@ -804,46 +940,99 @@ static int setup_dirs(int dirfd, char *top, size_t size, int *pfds)
 	topfd = openat(dirfd, top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (topfd < 0)
 		return -1;
-	for (t = 0; t < MAX_THREADS; t++) {
-		snprintf(name, sizeof(name), "p%d", t);
-		if (mkdirat(topfd, name, 0755) < 0)
-			return -1;
-		pfds[t] = openat(topfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (pfds[t] < 0 || mkdirat(pfds[t], "existing", 0755) < 0)
-			return -1;
+	for (k = 0; k < NPARENT_KINDS; k++) {
+		for (t = 0; t < MAX_THREADS; t++) {
+			snprintf(name, sizeof(name), "%c%d", parent_letter[k], t);
+			if (mkdirat(topfd, name, 0700) < 0)
+				goto fail;
+			pfds[k][t] = openat(topfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (pfds[k][t] < 0 || fchmod(pfds[k][t], parent_mode[k]) < 0)
+				goto fail;
+			if (k != PARENT_PRIVATE)
+				continue;
+			if (mkdirat(pfds[k][t], "existing", 0755) < 0)
+				goto fail;
+			/* Each prefix of DEEP_PATH, from the top. */
+			memcpy(deep, DEEP_PATH, sizeof(deep));
+			for (p = deep;; p++) {
+				if (*p != '/' && *p != '\0')
+					continue;
+				char c = *p;
+
+				*p = '\0';
+				if (mkdirat(pfds[k][t], deep, 0755) < 0)
+					goto fail;
+				*p = c;
+				if (!c)
+					break;
+			}
+		}
 	}
 	close(topfd);
 	return 0;
+fail:
+	close(topfd);
+	return -1;
 }
 
-static void teardown_dirs(int dirfd, const char *top, int *pfds)
+static void teardown_dirs(int dirfd, const char *top, int (*pfds)[MAX_THREADS])
 {
-	char name[32];
-	int topfd = openat(dirfd, top, O_RDONLY | O_DIRECTORY | O_CLOEXEC), t;
+	char name[32], deep[sizeof(DEEP_PATH)], *p;
+	int topfd = openat(dirfd, top, O_RDONLY | O_DIRECTORY | O_CLOEXEC), t, k;
 
-	for (t = 0; t < MAX_THREADS; t++) {
-		if (pfds[t] >= 0) {
-			unlinkat(pfds[t], "existing", AT_REMOVEDIR);
-			close(pfds[t]);
+	for (k = 0; k < NPARENT_KINDS; k++) {
+		for (t = 0; t < MAX_THREADS; t++) {
+			if (pfds[k][t] >= 0) {
+				unlinkat(pfds[k][t], "existing", AT_REMOVEDIR);
+				memcpy(deep, DEEP_PATH, sizeof(deep));
+				for (;;) {
+					unlinkat(pfds[k][t], deep, AT_REMOVEDIR);
+					p = strrchr(deep, '/');
+					if (!p)
+						break;
+					*p = '\0';
+				}
+				close(pfds[k][t]);
+			}
+			snprintf(name, sizeof(name), "%c%d", parent_letter[k], t);
+			if (topfd >= 0)
+				unlinkat(topfd, name, AT_REMOVEDIR);
 		}
-		snprintf(name, sizeof(name), "p%d", t);
-		if (topfd >= 0)
-			unlinkat(topfd, name, AT_REMOVEDIR);
 	}
 	if (topfd >= 0)
 		close(topfd);
 	unlinkat(dirfd, top, AT_REMOVEDIR);
 }
 
+/* What the emulation sees: owner and mode of the parents, against the caller. */
+static void print_parents(const char *fs, int (*pfds)[MAX_THREADS])
+{
+	static const char *const what[NPARENT_KINDS] = {
+		"private (in place)", "sticky (in place)", "shared (staging)",
+	};
+	struct stat st;
+	int k;
+
+	printf("# %s parents (caller uid %d):", fs, (int)geteuid());
+	for (k = 0; k < NPARENT_KINDS; k++)
+		if (fstat(pfds[k][0], &st) == 0)
+			printf(" %c0 %04o uid %d = %s%s", parent_letter[k],
+			       (unsigned int)(st.st_mode & 07777), (int)st.st_uid, what[k],
+			       k + 1 < NPARENT_KINDS ? ";" : "\n");
+}
+
 static int bench_dir(const char *dir, const struct opts *o, uint64_t *shm)
 {
 	static struct cell cells[NVARIANTS];
-	int pfds[MAX_THREADS] = { -1, -1 }, dirfd, native, rc = 0, retried;
+	int pfds[NPARENT_KINDS][MAX_THREADS], dirfd, native, rc = 0, retried;
 	char why[128], top[64];
 	const char *fs;
 	size_t k, v;
 	int rep;
 
+	for (k = 0; k < NPARENT_KINDS; k++)
+		for (v = 0; v < MAX_THREADS; v++)
+			pfds[k][v] = -1;
 	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0) {
 		fprintf(stderr, "ocdir_bench: %s: %s\n", dir, strerror(errno));
@@ -860,13 +1049,17 @@ static int bench_dir(const char *dir, const struct opts *o, uint64_t *shm)
 		close(dirfd);
 		return -1;
 	}
+	print_parents(fs, pfds);
 	for (k = 0; k < NCONFIGS && !rc; k++) {
 		const struct config *cf = &configs[k];
 
 		for (v = 0; v < NVARIANTS; v++) {
 			free(cells[v].lat);
+			int sel = !!(variants[v].sets & o->sets);
+
 			cells[v] = (struct cell){
-				.available = native || !variants[v].needs_native,
+				.selected = sel,
+				.available = sel && (native || !variants[v].needs_native),
 			};
 		}
 		retried = 0;
@@ -946,9 +1139,10 @@ static void print_backend(void)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: ocdir_bench [--smoke] [--csv FILE] [--label FS] [--tsc] [--tsc-mhz F] [--ops N] [--reps N] DIR...\n"
+		"usage: ocdir_bench [--smoke] [--set S] [--csv FILE] [--label FS] [--tsc] [--tsc-mhz F] [--ops N] [--reps N] DIR...\n"
 		"       ocdir_bench --list\n"
 		"  --smoke     a few thousand operations, to check that the benchmark works\n"
+		"  --set S     the variants: issue7 (default), issue14 (hardened emulation), all\n"
 		"  --csv FILE  write the CSV rows to FILE (default: stdout, after \"# csv\")\n"
 		"  --label FS  the fs column (default: from statfs of DIR)\n"
 		"  --tsc       time with the TSC even where CLOCK_MONOTONIC is fine\n"
@@ -962,7 +1156,8 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	struct opts o = { .nops = 400, .reps = 7, .nwarm = 20, .discard = 1 };
+	struct opts o = { .nops = 400, .reps = 7, .nwarm = 20, .discard = 1,
+			  .sets = SET_ISSUE7 };
 	struct rlimit rl;
 	uint64_t *shm;
 	size_t v;
@@ -974,8 +1169,21 @@ int main(int argc, char **argv)
 			o.smoke = 1;
 		} else if (!strcmp(argv[i], "--list")) {
 			for (v = 0; v < NVARIANTS; v++)
-				printf("%-28s %s\n", variants[v].name, variants[v].timed);
+				printf("%-34s %-13s %s\n", variants[v].name,
+				       variants[v].sets == SET_ISSUE7 ? "issue7" :
+				       variants[v].sets == SET_ISSUE14 ? "issue14" :
+				       "issue7,issue14", variants[v].timed);
 			return 0;
+		} else if (!strcmp(argv[i], "--set") && i + 1 < argc) {
+			i++;
+			if (!strcmp(argv[i], "issue7"))
+				o.sets = SET_ISSUE7;
+			else if (!strcmp(argv[i], "issue14"))
+				o.sets = SET_ISSUE14;
+			else if (!strcmp(argv[i], "all"))
+				o.sets = SET_ISSUE7 | SET_ISSUE14;
+			else
+				usage();
 		} else if (!strcmp(argv[i], "--tsc")) {
 			force_tsc = 1;
 		} else if (!strcmp(argv[i], "--tsc-mhz") && i + 1 < argc) {
@@ -1031,9 +1239,11 @@ int main(int argc, char **argv)
 	ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	if (ncpus < 1)
 		ncpus = 1;
-	printf("# %s: %d timed ops per thread per batch, %d repetitions (medians)%s, "
+	printf("# %s, variant set %s: %d timed ops per thread per batch, %d repetitions (medians)%s, "
 	       "%d warm-up ops per batch; clock read %" PRIu64 " ns (in every latency)\n",
-	       o.smoke ? "smoke mode" : "full mode", o.nops, o.reps,
+	       o.smoke ? "smoke mode" : "full mode",
+	       o.sets == SET_ISSUE7 ? "issue7" : o.sets == SET_ISSUE14 ? "issue14" : "all",
+	       o.nops, o.reps,
 	       o.discard ? " after 1 discarded round" : "", o.nwarm, clock_cost_ns());
 	printf("# time per op: mean latency of a batch without stalls (> %dx its median), per "
 	       "thread (%d CPUs online: %s)\n", STALL_FACTOR, ncpus, ncpus >= MAX_THREADS ?
