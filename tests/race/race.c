@@ -45,7 +45,10 @@
  * where the probe finds it), lib-native, lib-emulated (staging directory),
  * lib-resolver (emulated, RESOLVE_BENEATH through the userspace resolver),
  * lib-native-beneath (native through openat2 RESOLVE_BENEATH), lib-weak
- * (emulated where RENAME_NOREPLACE is refused: mkdirat + openat), lib-fast
+ * (emulated where RENAME_NOREPLACE is refused, with the caller's opt-in
+ * OCDIR_ALLOW_WEAK_EMULATION: mkdirat + openat), lib-refuse (the same
+ * without the opt-in: EOPNOTSUPP in the shared arena, in place in the
+ * sticky one), lib-fast
  * (emulated with OCDIR_FAST_EMULATION: mkdirat + openat where the parent
  * is private or sticky, the staging directory in the shared arena). Each
  * variant runs in its own process, since libocdir reads its environment
@@ -110,24 +113,28 @@ struct variant {
 	uint64_t resolve;
 	uint64_t options;	/* ocdir_how.options */
 	int need_native;	/* the kernel (or the library) must be native */
+	int may_refuse;		/* EOPNOTSUPP is a right answer (nothing made) */
 };
 
 static const struct variant variants[] = {
-	{ "naive", CALL_NAIVE, EXPECT_ESCAPES, { NULL }, 0, 0, 0 },
-	{ "mkdirat", CALL_MKDIRAT, EXPECT_MEASURE, { NULL }, 0, 0, 0 },
-	{ "native", CALL_NATIVE, EXPECT_SAFE, { NULL }, 0, 0, 1 },
-	{ "lib-native", CALL_LIB, EXPECT_SAFE, { NULL }, 0, 0, 1 },
+	{ "naive", CALL_NAIVE, EXPECT_ESCAPES, { NULL }, 0, 0, 0, 0 },
+	{ "mkdirat", CALL_MKDIRAT, EXPECT_MEASURE, { NULL }, 0, 0, 0, 0 },
+	{ "native", CALL_NATIVE, EXPECT_SAFE, { NULL }, 0, 0, 1, 0 },
+	{ "lib-native", CALL_LIB, EXPECT_SAFE, { NULL }, 0, 0, 1, 0 },
 	{ "lib-native-beneath", CALL_LIB, EXPECT_SAFE, { NULL },
-	  OCDIR_RESOLVE_BENEATH, 0, 1 },
+	  OCDIR_RESOLVE_BENEATH, 0, 1, 0 },
 	{ "lib-emulated", CALL_LIB, EXPECT_SAFE,
-	  { "OCDIR_FORCE_EMULATION=1", NULL }, 0, 0, 0 },
+	  { "OCDIR_FORCE_EMULATION=1", NULL }, 0, 0, 0, 0 },
 	{ "lib-resolver", CALL_LIB, EXPECT_SAFE,
 	  { "OCDIR_FORCE_EMULATION=1", "OCDIR_FORCE_RESOLVER=1", NULL },
-	  OCDIR_RESOLVE_BENEATH, 0, 0 },
+	  OCDIR_RESOLVE_BENEATH, 0, 0, 0 },
 	{ "lib-weak", CALL_LIB, EXPECT_NO_ESCAPE,
-	  { "OCDIR_FORCE_EMULATION=1", "OCDIR_TEST_NO_NOREPLACE=1", NULL }, 0, 0, 0 },
+	  { "OCDIR_FORCE_EMULATION=1", "OCDIR_TEST_NO_NOREPLACE=1", NULL }, 0,
+	  OCDIR_ALLOW_WEAK_EMULATION, 0, 0 },
+	{ "lib-refuse", CALL_LIB, EXPECT_SAFE,
+	  { "OCDIR_FORCE_EMULATION=1", "OCDIR_TEST_NO_NOREPLACE=1", NULL }, 0, 0, 0, 1 },
 	{ "lib-fast", CALL_LIB, EXPECT_SAFE,
-	  { "OCDIR_FORCE_EMULATION=1", NULL }, 0, OCDIR_FAST_EMULATION, 0 },
+	  { "OCDIR_FORCE_EMULATION=1", NULL }, 0, OCDIR_FAST_EMULATION, 0, 0 },
 };
 #define N_VARIANTS (sizeof(variants) / sizeof(variants[0]))
 
@@ -595,7 +602,8 @@ static void run_variant(const struct variant *v, struct arena *a, struct shared 
 			}
 			close(fd);
 		} else if (fd != -EEXIST && fd != -ENOENT && fd != -ENOTDIR &&
-			   fd != -EACCES && fd != -ELOOP && fd != -EAGAIN) {
+			   fd != -EACCES && fd != -ELOOP && fd != -EAGAIN &&
+			   !(fd == -EOPNOTSUPP && v->may_refuse)) {
 			res->errors++;
 			if (res->errors < 4 && !opt.quiet)
 				printf("# %s: unexpected %s\n", v->name, t_errname(-fd));
