@@ -16,11 +16,17 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define T_EXIT_PASS 0
@@ -147,8 +153,8 @@ static inline int t_count_fds(void)
 }
 
 /*
- * Does this kernel create directories with O_CREAT|O_DIRECTORY?  SPEC's
- * side-effect-free probe: "." always exists, so no kernel creates anything.
+ * Does this kernel create directories with O_CREAT|O_DIRECTORY?  The
+ * side-effect-free probe of docs/semantics.md section 4: "." always exists, so no kernel creates anything.
  * Returns 1, or 0 with the probe's errno in *err when err is not NULL.
  */
 static inline int t_kernel_creates_dirs(int dirfd, int *err)
@@ -165,7 +171,7 @@ static inline int t_kernel_creates_dirs(int dirfd, int *err)
 }
 
 /*
- * SPEC rule 13: is type (a /proc/self/mountinfo filesystem type) one whose
+ * docs/semantics.md rule 13: is type (a /proc/self/mountinfo filesystem type) one whose
  * ->atomic_open only looks the name up, so that the kernel creates nothing
  * there?  With the ocdir series fuse and 9p (9P2000.L, as vm/init mounts
  * it) create; these do not.
@@ -213,6 +219,39 @@ static inline enum t_path_taken t_read_path_taken(int in)
 		}
 	}
 	return path;
+}
+
+/*
+ * Make system call `nr` fail with `err` in this process and its children
+ * from now on (a seccomp filter, as container runtimes install them), so
+ * that a fallback can be tested on a kernel that has the call. Returns 0,
+ * or -1 with errno.
+ */
+static inline int t_block_syscall(long nr, int err)
+{
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+#if defined(__x86_64__)
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+#elif defined(__aarch64__)
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_AARCH64, 1, 0),
+#else
+		BPF_JUMP(BPF_JMP | BPF_JA, 0, 0, 0),
+#endif
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned int)nr, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((unsigned int)err & SECCOMP_RET_DATA)),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {
+		.len = sizeof(code) / sizeof(code[0]),
+		.filter = code,
+	};
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -1;
+	return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
 }
 
 #endif /* OCDIR_TESTS_HELPERS_H */

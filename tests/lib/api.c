@@ -10,12 +10,19 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "../helpers.h"
 #include "ocdir.h"
+
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
+#define SYS_fchmodat2_NR SYS_fchmodat2
 
 static char base[2048];
 static const char *mode_name;
@@ -25,6 +32,15 @@ static const char *N(const char *what)
 {
 	snprintf(tname, sizeof(tname), "%s:%s", mode_name, what);
 	return tname;
+}
+
+/* N() of "WHAT-SUFFIX" */
+static const char *N2(const char *what, const char *suffix)
+{
+	static char both[128];
+
+	snprintf(both, sizeof(both), "%s-%s", what, suffix);
+	return N(both);
 }
 
 static int exists(int dirfd, const char *path)
@@ -472,6 +488,104 @@ static void test_discard_moved_stage(int dfd)
 }
 
 /*
+ * One run of test_no_proc(), in a child: /proc hidden (a tmpfs over it, in
+ * a mount namespace of its own) or not, fchmodat2(2) blocked (ENOSYS, a
+ * seccomp filter) or not, as uid 65534 in a directory of its own (root
+ * would need no lent permission: CAP_DAC_OVERRIDE opens anything).
+ */
+static int no_proc_child(int dfd, int hide_proc, int block_fchmodat2)
+{
+	struct ocdir_how how = { .mode = 0 };
+	char dir[64], path[128];
+	int fd, pfd, works = !(hide_proc && block_fchmodat2);
+	struct stat st;
+	const char *what = hide_proc ? (block_fchmodat2 ? "no-proc-no-fchmodat2" : "no-proc") :
+				       "procfs-fallback";
+
+	snprintf(dir, sizeof(dir), "np-%d%d", hide_proc, block_fchmodat2);
+	snprintf(path, sizeof(path), "%s/shared", dir);
+	if (mkdirat(dfd, dir, 0755) < 0 || mkdirat(dfd, path, 0777) < 0 ||
+	    fchmodat(dfd, path, 0777, 0) < 0 || fchownat(dfd, dir, 65534, 65534, 0) < 0 ||
+	    fchownat(dfd, path, 65534, 65534, 0) < 0 ||
+	    (pfd = openat(dfd, dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		t_fail(N(what), "setup: %s", strerror(errno));
+		return 0;
+	}
+	if (hide_proc && (unshare(CLONE_NEWNS) < 0 ||
+			  mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+			  mount("none", "/proc", "tmpfs", 0, "size=1m") < 0)) {
+		t_skip(N(what), "cannot hide /proc: %s", strerror(errno));
+		return 1;
+	}
+	if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0) {
+		t_fail(N(what), "setresuid: %s", strerror(errno));
+		return 0;
+	}
+	if (block_fchmodat2 && t_block_syscall(SYS_fchmodat2_NR, ENOSYS) < 0) {
+		t_skip(N(what), "seccomp: %s", strerror(errno));
+		return 1;
+	}
+	/* in place: mode 0, so the owner must be lent u+rx through O_PATH */
+	umask(0);
+	fd = ocdir_openat2(pfd, "private", &how, sizeof(how), NULL);
+	if (works)
+		T_CHECK(N2(what, "unreadable-mode"), fd >= 0 && fstat(fd, &st) == 0 &&
+			(st.st_mode & 07777) == 0, "fd %d errno %s", fd, t_errname(errno));
+	else
+		T_CHECK(N2(what, "unreadable-mode-eopnotsupp"), fd < 0 && errno == EOPNOTSUPP &&
+			!exists(pfd, "private"), "fd %d errno %s", fd, t_errname(errno));
+	if (fd >= 0)
+		close(fd);
+	/* staging under umask 0777: the staging directory needs u+rwx back */
+	umask(0777);
+	how.mode = 0755;
+	fd = ocdir_openat2(pfd, "shared/d", &how, sizeof(how), NULL);
+	if (works)
+		T_CHECK(N2(what, "staging-umask-0777"), fd >= 0 && !stage_left(pfd),
+			"fd %d errno %s", fd, t_errname(errno));
+	else
+		T_CHECK(N2(what, "staging-umask-0777-eopnotsupp"), fd < 0 && errno == EOPNOTSUPP &&
+			!exists(pfd, "shared/d") && !stage_left(pfd), "fd %d errno %s", fd,
+			t_errname(errno));
+	if (fd >= 0)
+		close(fd);
+	return 1;
+}
+
+/*
+ * Nothing by name, and no /proc where fchmodat2(2) exists (early boot,
+ * sandboxes): a directory its owner may not read, and a staging directory
+ * a umask left without owner bits, both get their mode through an O_PATH
+ * descriptor. Without fchmodat2 a real, verified procfs is used, and
+ * without both the call fails with EOPNOTSUPP and leaves nothing. Root
+ * only (mount namespace, uid switch); the emulation only.
+ */
+static void test_no_proc(int dfd)
+{
+	static const int runs[3][2] = { { 1, 0 }, { 1, 1 }, { 0, 1 } };
+	int status, i;
+	pid_t pid;
+
+	if (geteuid() != 0 || ocdir_backend(NULL) != OCDIR_BACKEND_EMULATED) {
+		t_skip(N("no-proc"), "needs root and the emulation");
+		return;
+	}
+	for (i = 0; i < 3; i++) {
+		fflush(stdout);
+		pid = fork();
+		if (pid == 0) {
+			no_proc_child(dfd, runs[i][0], runs[i][1]);
+			fflush(stdout);
+			_exit(t_exit_status());
+		}
+		if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
+			t_fail(N("no-proc"), "child died");
+		else if (WEXITSTATUS(status) == T_EXIT_FAIL)
+			t_fail(N("no-proc"), "see above");
+	}
+}
+
+/*
  * Lower RLIMIT_NOFILE step by step so that each descriptor the call needs
  * in turn is the one that fails: every failure must be EMFILE and leave
  * neither the name nor a staging directory behind.
@@ -595,6 +709,8 @@ static int run_mode(const char *name, const char *dir)
 	test_mkpath(dfd);
 	test_prepare(dfd);
 	test_discard_deep(dfd);
+	if (strcmp(name, "weak"))
+		test_no_proc(dfd);
 	if (strcmp(name, "weak"))
 		test_discard_moved_stage(dfd);
 	test_race(dfd, 0);
