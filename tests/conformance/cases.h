@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tests/conformance/cases.h - THE table: every behaviour of SPEC section 2
- * that a test can observe from userspace, as data. conformance.c runs it
- * against one backend per invocation.
+ * tests/conformance/cases.h - THE table: every behaviour of
+ * docs/semantics.md section 3 that a test can observe from userspace, as
+ * data. conformance.c runs it against one backend per invocation.
  *
  * setup:  space-separated operations, run as root if we are root, in a
  *         fresh case directory (everything is then chowned to the test uid):

@@ -1561,7 +1561,10 @@ static int discover(const char *dir)
 	return 0;
 }
 
-/* The side-effect-free probe of SPEC section 2: an fd means the feature. */
+/*
+ * The side-effect-free probe of docs/semantics.md section 4: an fd means
+ * the feature.
+ */
 static int kernel_has_feature(int *err)
 {
 	int fd = openat(AT_FDCWD, basedir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

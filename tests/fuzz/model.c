@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tests/fuzz/model.c - reference model of SPEC section 2 (and section 3 for
- * the library), written from the SPEC and from the order of checks in the
- * kernel's path walk (build_open_flags, link_path_walk, pick_link,
- * follow_dotdot, lookup_open, do_open, may_open), not from the code under
- * test. It walks an in-memory tree built from the pre-state.
+ * tests/fuzz/model.c - reference model of docs/semantics.md section 3 (and
+ * section 5 for the library), written from that document and from the
+ * order of checks in the kernel's path walk (build_open_flags,
+ * link_path_walk, pick_link, follow_dotdot, lookup_open, do_open,
+ * may_open), not from the code under test. It walks an in-memory tree
+ * built from the pre-state.
  */
 #include <errno.h>
 #include <stdarg.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tests/fuzz/model.h - the reference model of SPEC section 2 that the
- * differential fuzzer compares the kernel and the library against.
+ * tests/fuzz/model.h - the reference model of docs/semantics.md section 3
+ * that the differential fuzzer compares the kernel and the library against.
  *
  * The model is one plain function, fz_model(): it takes a description of the
  * filesystem before the call (a list of objects below the case directory C,
