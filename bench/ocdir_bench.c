@@ -783,7 +783,10 @@ static const char *fs_name(int dirfd)
 	}
 }
 
-/* SPEC section 2's side-effect-free probe, on the directory under test. */
+/*
+ * The side-effect-free probe of docs/semantics.md section 4, on the
+ * directory under test.
+ */
 static int kernel_has_feature(int dirfd, char *why, size_t size)
 {
 	int err;

@@ -154,7 +154,8 @@ static inline int t_count_fds(void)
 
 /*
  * Does this kernel create directories with O_CREAT|O_DIRECTORY?  The
- * side-effect-free probe of docs/semantics.md section 4: "." always exists, so no kernel creates anything.
+ * side-effect-free probe of docs/semantics.md section 4: "." always
+ * exists, so no kernel creates anything.
  * Returns 1, or 0 with the probe's errno in *err when err is not NULL.
  */
 static inline int t_kernel_creates_dirs(int dirfd, int *err)
@@ -171,10 +172,10 @@ static inline int t_kernel_creates_dirs(int dirfd, int *err)
 }
 
 /*
- * docs/semantics.md rule 13: is type (a /proc/self/mountinfo filesystem type) one whose
- * ->atomic_open only looks the name up, so that the kernel creates nothing
- * there?  With the ocdir series fuse and 9p (9P2000.L, as vm/init mounts
- * it) create; these do not.
+ * docs/semantics.md rule 13: is type (a /proc/self/mountinfo filesystem
+ * type) one whose ->atomic_open only looks the name up, so that the kernel
+ * creates nothing there?  With the ocdir series fuse and 9p (9P2000.L, as
+ * vm/init mounts it) create; these do not.
  */
 static inline int t_lookup_only_fs(const char *type)
 {
