@@ -160,12 +160,12 @@ struct ocdir_how {
  * OCDIR_NO_CLOEXEC to opt out). mode: as ocdir_how.mode, except that bits
  * outside 07777 are ignored as open(2) ignores them.
  *
- * Behaviour (SPEC section 2): an absent name is created with mkdir(2)
- * semantics and opened; an existing directory is opened (O_EXCL: EEXIST);
- * trailing slashes are allowed; a final ".", ".." or "/" opens the existing
- * directory (O_EXCL: EEXIST); a trailing symlink to a directory is followed
- * unless O_NOFOLLOW or O_EXCL; a directory is never created through a
- * symlink.
+ * Behaviour (docs/semantics.md section 3): an absent name is created with
+ * mkdir(2) semantics and opened; an existing directory is opened (O_EXCL:
+ * EEXIST); trailing slashes are allowed; a final ".", ".." or "/" opens the
+ * existing directory (O_EXCL: EEXIST); a trailing symlink to a directory is
+ * followed unless O_NOFOLLOW or O_EXCL; a directory is never created
+ * through a symlink.
  *
  * Returns a new descriptor, or -1 with errno:
  *   EEXIST   O_EXCL and the name exists (of any type, "." ".." "/" included);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lib/emulate.c - create-or-open a directory in userspace with the errno
- * values of the native kernel call (SPEC section 2, rules 3-10).
+ * values of the native kernel call (docs/semantics.md section 3, rules 3-10).
  *
  * A new directory is made inside a private staging directory next to the
  * target, opened there, and only then renamed onto the final name with

@@ -32,8 +32,8 @@ static int env_is_set(const char *name)
 }
 
 /*
- * The side-effect-free probe of SPEC section 2: "/" always exists, so no
- * kernel creates anything; a patched one opens it.
+ * The side-effect-free probe of docs/semantics.md section 4: "/" always
+ * exists, so no kernel creates anything; a patched one opens it.
  */
 static void probe(void)
 {
