@@ -132,8 +132,13 @@ struct ocdir_how {
  *                 NULL.
  *   ENOENT        path is empty, or a component before the last is missing.
  *   ENOTDIR       a component before the last is not a directory.
- *   EACCES        search permission denied on a component, or write
- *                 permission denied on the directory that gets the new entry.
+ *   EACCES        search permission denied on a component, write
+ *                 permission denied on the directory that gets the new entry,
+ *                 or read permission denied on an existing directory.
+ *   EPERM         O_NOATIME on an existing directory the caller does not
+ *                 own (without CAP_FOWNER), as open(2).
+ *   ESTALE        (9p, FUSE) the server kept replacing the name while the
+ *                 kernel looked it up twice.
  *   ELOOP         more than 40 symlinks, or a symlink/magic link forbidden by
  *                 OCDIR_RESOLVE_NO_SYMLINKS/OCDIR_RESOLVE_NO_MAGICLINKS.
  *   EXDEV         the path leaves dirfd under OCDIR_RESOLVE_BENEATH, crosses
