@@ -330,9 +330,10 @@ int ocdir_publish(struct ocdir_prepared *prepared);
  *            (after closing descriptors, say).
  *   ESTALE   a directory of the tree was moved while it was being removed;
  *            `prepared` stays valid.
- *   ENOENT   the tree is gone but the staging directory had been moved
- *            away from its name by someone else (it is empty and stays
- *            where they put it); `prepared` is freed.
+ *   ENOENT   the tree is gone but someone had moved the staging directory
+ *            out of the parent (it is empty and stays where they put it;
+ *            moved to another name in the parent, it is found by its inode
+ *            and removed); `prepared` is freed.
  * A NULL prepared returns 0.
  */
 int ocdir_discard(struct ocdir_prepared *prepared);

@@ -8,6 +8,7 @@
  * RENAME_NOREPLACE: the descriptor is provably the directory we made, and
  * the name never shows a half-made directory. See docs/library.md.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -73,7 +74,7 @@ int oc_split_path(const char *path, char **parent, char **last)
 	return 0;
 }
 
-/* A name nobody can guess: PREFIX.PID.RANDOM. */
+/* A name nobody can guess: PREFIX.RANDOM (64 bits). */
 void oc_random_name(char *buf, size_t size, const char *prefix)
 {
 	unsigned long long rnd;
@@ -84,7 +85,7 @@ void oc_random_name(char *buf, size_t size, const char *prefix)
 		rnd = (unsigned long long)ts.tv_nsec * 2654435761ULL ^
 		      (unsigned long long)ts.tv_sec;
 	}
-	snprintf(buf, size, "%s.%d.%016llx", prefix, (int)getpid(), rnd);
+	snprintf(buf, size, "%s.%016llx", prefix, rnd);
 }
 
 static int same_inode(const struct stat *a, const struct stat *b)
@@ -212,18 +213,86 @@ int oc_stage_create(int parentfd, int *stagefd, char *name, size_t size,
 }
 
 /*
- * Close the staging directory and remove it, if its name still leads to
- * it: -ENOENT when someone moved it away (it is then theirs to keep).
+ * rmdir the entry `name` of parentfd if it leads to the directory `st`
+ * describes. 1 when that directory is gone (its link count, read through
+ * stagefd, is 0), 0 when it was not there or is still there, -errno on a
+ * real failure.
+ */
+static int rmdir_if_ours(int parentfd, const char *name, int stagefd,
+			 const struct stat *st)
+{
+	struct stat byname, after;
+
+	if (fstatat(parentfd, name, &byname, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !same_inode(st, &byname))
+		return 0;
+	/*
+	 * An exchange between the check and the rmdir can make it remove
+	 * another empty directory: only one that whoever can write this
+	 * (shared, non-sticky) parent could remove anyway.
+	 */
+	if (unlinkat(parentfd, name, AT_REMOVEDIR) < 0)
+		return errno == ENOENT || errno == ENOTEMPTY || errno == EEXIST ||
+		       errno == ENOTDIR ? 0 : -errno;
+	return fstat(stagefd, &after) == 0 && after.st_nlink == 0;
+}
+
+/*
+ * Where did someone who can write the parent move our staging directory?
+ * Look for its inode among the parent's entries (the parent is shared,
+ * hence usually readable) and remove it there. 1 when it is gone.
+ */
+static int stage_find_remove(int parentfd, int stagefd, const struct stat *st)
+{
+	struct dirent *de;
+	int fd, r = 0;
+	DIR *dir;
+
+	fd = oc_openat(parentfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return 0;
+	}
+	while (r == 0 && (de = readdir(dir)))
+		if (de->d_ino == st->st_ino && strcmp(de->d_name, ".") &&
+		    strcmp(de->d_name, ".."))
+			r = rmdir_if_ours(parentfd, de->d_name, stagefd, st);
+	closedir(dir);
+	return r;
+}
+
+/*
+ * Close the staging directory and remove it. Someone who can write the
+ * parent can move it away or swap its name at any moment: it is removed
+ * only where a name leads to it (its own name, else any entry of the
+ * parent with its inode), a few times over. -ENOENT when it is nowhere in
+ * the parent any more (moved out: it is then theirs to keep).
  */
 int oc_stage_remove(int parentfd, int stagefd, const char *name)
 {
-	struct stat byfd, byname;
-	int r = -ENOENT;
+	struct stat st;
+	int i, r = -ENOENT;
 
-	if (fstat(stagefd, &byfd) == 0 &&
-	    fstatat(parentfd, name, &byname, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    same_inode(&byfd, &byname))
-		r = unlinkat(parentfd, name, AT_REMOVEDIR) < 0 ? -errno : 0;
+	if (fstat(stagefd, &st) < 0) {
+		r = -errno;
+		goto out;
+	}
+	for (i = 0; i < OC_RACE_RETRIES; i++) {
+		r = rmdir_if_ours(parentfd, name, stagefd, &st);
+		if (r == 0)
+			r = stage_find_remove(parentfd, stagefd, &st);
+		if (r != 0)
+			break;
+		if (fstat(stagefd, &st) == 0 && st.st_nlink == 0) {
+			r = 1;	/* removed meanwhile, by whom it may concern */
+			break;
+		}
+	}
+	r = r > 0 ? 0 : r < 0 ? r : -ENOENT;
+out:
 	close(stagefd);
 	return r;
 }
@@ -343,11 +412,10 @@ fail_name:
  */
 static int parent_is_private(const struct stat *parent)
 {
-	uid_t me = oc_fsuid();
-
-	if (parent->st_uid != me && parent->st_uid != 0)
+	if (!(!(parent->st_mode & (S_IWGRP | S_IWOTH)) || (parent->st_mode & S_ISVTX)))
 		return 0;
-	return !(parent->st_mode & (S_IWGRP | S_IWOTH)) || (parent->st_mode & S_ISVTX);
+	/* root's needs no look at our fsuid (a system call) */
+	return parent->st_uid == 0 || parent->st_uid == oc_fsuid();
 }
 
 /*
