@@ -660,7 +660,7 @@ static int tampered(int fd, const struct stat *orig)
 		return 0;
 	if (st.st_nlink == 0)
 		return 0;	/* removed: counted by the caller */
-	fchown(fd, orig->st_uid, orig->st_gid);
+	(void)!fchown(fd, orig->st_uid, orig->st_gid);
 	fchmod(fd, orig->st_mode & 07777);
 	return 1;
 }
