@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +133,19 @@ static int owner_shown(int dirfd, uid_t *uid)
 }
 
 /*
+ * Does st show the owner this filesystem (that of dirfd) gives what the
+ * caller creates?
+ */
+static int owned_by_caller(int dirfd, const struct stat *st)
+{
+	uid_t shown;
+
+	if (st->st_uid == oc_fsuid())
+		return 1;
+	return owner_shown(dirfd, &shown) == 0 && shown == st->st_uid;
+}
+
+/*
  * Is fd, just opened at `name` in parentfd, the staging directory our
  * mkdirat made there? Someone who can write to the parent may have put
  * another directory at the name in between, so it is judged by identity,
@@ -144,7 +158,6 @@ static int owner_shown(int dirfd, uid_t *uid)
 static int stage_is_ours(int parentfd, const char *name, int fd, struct stat *st)
 {
 	struct stat byname;
-	uid_t shown = (uid_t)-1;
 
 	if (fstat(fd, st) < 0 || !S_ISDIR(st->st_mode) || st->st_nlink > 2 ||
 	    (st->st_mode & (S_IRWXG | S_IRWXO | S_ISUID | S_ISVTX)))
@@ -152,9 +165,7 @@ static int stage_is_ours(int parentfd, const char *name, int fd, struct stat *st
 	if (fstatat(parentfd, name, &byname, AT_SYMLINK_NOFOLLOW) < 0 ||
 	    !same_inode(st, &byname))
 		return 0;
-	if (st->st_uid == oc_fsuid())
-		return 1;
-	return owner_shown(parentfd, &shown) == 0 && shown == st->st_uid;
+	return owned_by_caller(parentfd, st);
 }
 
 /*
@@ -171,20 +182,31 @@ int oc_stage_create(int parentfd, int *stagefd, char *name, size_t size,
 		    int *lost_setgid, mode_t *made_mode)
 {
 	struct stat st;
-	int i, fd, r;
+	int i, fd, r, made = 0;
 
 	*lost_setgid = 0;
 	for (i = 0; i < OC_RACE_RETRIES; i++) {
-		oc_random_name(name, size, ".ocdir-stage");
-		if (mkdirat(parentfd, name, 0700) < 0) {
-			if (errno == EEXIST)
-				continue;
-			return -errno;
+		/*
+		 * After a look that found something else at our name, look at
+		 * the same name again rather than make another directory: a
+		 * swap is usually undone, and each abandoned name is an empty
+		 * directory of ours left wherever the swapper put it.
+		 */
+		if (made) {
+			sched_yield();
+		} else {
+			oc_random_name(name, size, ".ocdir-stage");
+			if (mkdirat(parentfd, name, 0700) < 0) {
+				if (errno == EEXIST)
+					continue;
+				return -errno;
+			}
+			made = 1;
 		}
 		fd = oc_openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
 		if (fd == -EACCES)	/* the umask took the owner's bits */
 			fd = oc_openat(parentfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
-		/* Moved away and replaced: ours is gone from the name. */
+		/* Moved away (and maybe replaced): look again. */
 		if (fd == -ENOENT || fd == -ENOTDIR || fd == -ELOOP)
 			continue;
 		if (fd < 0) {
@@ -280,16 +302,21 @@ int oc_stage_remove(int parentfd, int stagefd, const char *name)
 		r = -errno;
 		goto out;
 	}
-	for (i = 0; i < OC_RACE_RETRIES; i++) {
-		r = rmdir_if_ours(parentfd, name, stagefd, &st);
-		if (r == 0)
-			r = stage_find_remove(parentfd, stagefd, &st);
+	/*
+	 * Its own name first, giving a swap the time to be undone: removing
+	 * it from the name it was swapped to would strand whatever the
+	 * swapper put in its place. Then any name in the parent.
+	 */
+	for (i = 0; i <= OC_RACE_RETRIES; i++) {
+		r = i < OC_RACE_RETRIES ? rmdir_if_ours(parentfd, name, stagefd, &st) :
+					  stage_find_remove(parentfd, stagefd, &st);
 		if (r != 0)
 			break;
 		if (fstat(stagefd, &st) == 0 && st.st_nlink == 0) {
 			r = 1;	/* removed meanwhile, by whom it may concern */
 			break;
 		}
+		sched_yield();
 	}
 	r = r > 0 ? 0 : r < 0 ? r : -ENOENT;
 out:
@@ -439,7 +466,7 @@ static int create_weak(int parentfd, const char *last, const struct oc_req *req,
 	fd = oc_mkdir_open(parentfd, last, req->mode, oflags, NULL, 0);
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, &byfd) < 0 || byfd.st_uid != oc_fsuid() ||
+	if (fstat(fd, &byfd) < 0 || !owned_by_caller(parentfd, &byfd) ||
 	    fstatat(parentfd, last, &byname, AT_SYMLINK_NOFOLLOW) < 0 ||
 	    !same_inode(&byfd, &byname)) {
 		close(fd);
