@@ -171,7 +171,7 @@ static int stage_is_ours(int parentfd, const char *name, int fd, struct stat *st
 /*
  * Make the private staging directory in parentfd and open it. A directory
  * that is not provably ours (see stage_is_ours()) is left alone, never
- * changed, and a new name is tried. Ours is made 0700 through its
+ * changed, and the name looked at again. Ours is made 0700 through its
  * descriptor if the umask took owner bits away; *lost_setgid says whether
  * that chmod (by a caller outside the directory's group) cleared the
  * setgid bit it inherited from the parent, which only our own chmod can do;
