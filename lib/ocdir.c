@@ -226,10 +226,8 @@ static int mkpath(int dirfd, const char *path, const struct oc_req *leafreq,
 	size_t len = strlen(path), ncomp = 0, i;
 	char *copy = NULL, *prefix = NULL, *p, *save = NULL;
 	struct level *lv = NULL;
-	int startfd = dirfd, ownstart = -1, fd = 0, made;
-	/* The kernel does the levels itself (not through the emulation). */
-	int native = oc_config()->native && oc_config()->created_query &&
-		     !(leafreq->resolve && (oc_config()->force_resolver || oc_openat2_missing()));
+	int startfd = dirfd, ownstart = -1, fd = 0, made, below_new = 0;
+	struct oc_req midexcl;
 
 	if (!len)
 		return -ENOENT;
@@ -238,6 +236,8 @@ static int mkpath(int dirfd, const char *path, const struct oc_req *leafreq,
 	midreq.flags &= ~(O_EXCL | O_NOFOLLOW);
 	midreq.mode = 0777;
 	midreq.cloexec = O_CLOEXEC;
+	midexcl = midreq;
+	midexcl.flags |= O_EXCL;
 
 	copy = strdup(path);
 	prefix = malloc(len + 1);
@@ -280,25 +280,26 @@ static int mkpath(int dirfd, const char *path, const struct oc_req *leafreq,
 			name = prefix;
 		}
 		made = 0;
-		if (req != &midreq) {
-			fd = oc_create_or_open(at, name, req, &made);
-		} else if (native) {
+		if (req == &midreq && below_new) {
 			/*
-			 * One call creates or opens the level; an existing one
-			 * it may not read needs only search permission: O_PATH.
+			 * Below a directory this call made the level is new,
+			 * unless someone was quick. Natively one exclusive
+			 * call says which, with no F_CREATED_QUERY after it.
 			 */
-			fd = oc_create_or_open(at, name, req, &made);
-			if (fd == -EACCES) {
-				int pathfd = oc_scoped_open(at, name, O_PATH | O_DIRECTORY |
-							    O_CLOEXEC, req->resolve);
-
-				if (pathfd >= 0)
-					fd = pathfd;
+			if (oc_config()->native) {
+				fd = oc_create_or_open(at, name, &midexcl, NULL);
+				made = fd >= 0;
+				if (fd == -EEXIST)
+					fd = oc_create_or_open(at, name, req, &made);
+			} else {
+				fd = oc_create_or_open(at, name, req, &made);
 			}
 		} else {
+			fd = -ENOENT;
 			/* An existing level only needs search permission, not read. */
-			fd = oc_scoped_open(at, name, O_PATH | O_DIRECTORY | O_CLOEXEC,
-					    req->resolve);
+			if (req == &midreq)
+				fd = oc_scoped_open(at, name, O_PATH | O_DIRECTORY | O_CLOEXEC,
+						    req->resolve);
 			if (fd == -ENOENT)
 				fd = oc_create_or_open(at, name, req, &made);
 		}
@@ -308,6 +309,7 @@ static int mkpath(int dirfd, const char *path, const struct oc_req *leafreq,
 		}
 		lv[i].fd = fd;
 		lv[i].created = made;
+		below_new |= made;
 	}
 	if (leaf_created)
 		*leaf_created = lv[ncomp - 1].created;
