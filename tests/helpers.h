@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -150,6 +151,29 @@ static inline int t_count_fds(void)
 			n++;
 	closedir(d);
 	return n - 1;	/* the fd of the opendir() itself */
+}
+
+/*
+ * Nest `levels` directories named "d" below the directory `dirfd` (left
+ * open), for trees deeper than the descriptor limit or PATH_MAX: each
+ * level is made and opened from the one above, so two descriptors at the
+ * most are open whatever the depth. Returns how many levels were made;
+ * fewer than asked if a mkdirat() or openat() failed.
+ */
+static inline int t_make_nested_dirs(int dirfd, int levels)
+{
+	int cur = dup(dirfd), next, i;
+
+	for (i = 0; i < levels && cur >= 0; i++) {
+		if (mkdirat(cur, "d", 0700) < 0)
+			break;
+		next = openat(cur, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		close(cur);
+		cur = next;
+	}
+	if (cur >= 0)
+		close(cur);
+	return i;
 }
 
 /*

@@ -411,23 +411,14 @@ static void test_discard_deep(int dfd)
 	struct ocdir_how how = { .mode = 0700 };
 	struct ocdir_prepared *p = NULL;
 	struct rlimit old, low = { 64, 64 };
-	int fd, cur, next, i, r, err, retry_err = 0;
+	int fd, i, r, err, retry_err = 0;
 
 	fd = ocdir_prepare(dfd, "deep", &how, sizeof(how), &p);
 	if (fd < 0) {
 		t_fail(N("discard-deep"), "prepare: %s", strerror(errno));
 		return;
 	}
-	cur = dup(fd);
-	for (i = 0; i < 1100 && cur >= 0; i++) {
-		if (mkdirat(cur, "d", 0700) < 0)
-			break;
-		next = openat(cur, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		close(cur);
-		cur = next;
-	}
-	if (cur >= 0)
-		close(cur);
+	i = t_make_nested_dirs(fd, 1100);
 	getrlimit(RLIMIT_NOFILE, &old);
 	/* Every descriptor below 64 taken but 1: the first open fails. */
 	int fill[64], nfill = 0;

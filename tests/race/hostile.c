@@ -87,8 +87,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
-#include <grp.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -97,7 +95,6 @@
 #include <linux/audit.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
-#include <linux/futex.h>
 #include <linux/landlock.h>
 #include <linux/seccomp.h>
 #include <sys/auxv.h>
@@ -109,13 +106,12 @@
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/ucontext.h>
-#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
-#include <time.h>
 
 #include "ocdir.h"
 #include "../helpers.h"
+#include "race.h"
 
 #ifndef OCDIR_ALLOW_WEAK_EMULATION
 #define OCDIR_ALLOW_WEAK_EMULATION (1ULL << 2)
@@ -193,14 +189,6 @@ static struct {
 
 /* ---- small tools ---- */
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 __attribute__((format(printf, 2, 3)))
 static void note(struct result *res, const char *fmt, ...)
 {
@@ -216,22 +204,6 @@ static void note(struct result *res, const char *fmt, ...)
 	va_end(ap);
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	if (flag == FTW_DP)
-		rmdir(path);
-	else
-		unlink(path);
-	return 0;
-}
-
-static void rm_tree(const char *path)
-{
-	nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 static void rm_tree_at(int dirfd, const char *name)
 {
 	char path[PATH_MAX];
@@ -242,36 +214,11 @@ static void rm_tree_at(int dirfd, const char *name)
 	rm_tree(path);
 }
 
-static const char *fs_name(int fd, char *buf, size_t size)
-{
-	struct statfs sfs;
-
-	if (fstatfs(fd, &sfs))
-		return "?";
-	switch ((unsigned long)sfs.f_type) {
-	case 0x01021994: return "tmpfs";
-	case 0xEF53: return "ext4";
-	case 0x01021997: return "9p";
-	case 0x58465342: return "xfs";
-	case 0x9123683E: return "btrfs";
-	case 0x65735546: return "fuse";
-	}
-	snprintf(buf, size, "0x%lx", (unsigned long)sfs.f_type);
-	return buf;
-}
-
 static void set_fs(struct result *res, int fd, const char *prefix)
 {
 	char buf[16];
 
 	snprintf(res->fs, sizeof(res->fs), "%s%s", prefix, fs_name(fd, buf, sizeof(buf)));
-}
-
-static int drop_to(uid_t uid)
-{
-	if (setgroups(0, NULL) || setresgid(uid, uid, uid) || setresuid(uid, uid, uid))
-		return -1;
-	return 0;
 }
 
 static int make_base(char *base, size_t size, mode_t mode)
@@ -367,58 +314,6 @@ static void bindfs_umount(const char *mnt)
 	umount2(mnt, MNT_DETACH);
 }
 
-/* ---- the pause protocol (as tests/race/race.c) ---- */
-
-#define GEN_QUIT (~0U)
-struct shared {
-	_Atomic unsigned int gen;	/* even: attacker runs; odd: paused */
-	_Atomic unsigned int ack;
-	_Atomic unsigned long moves;
-};
-
-static void futex_wait(_Atomic unsigned int *p, unsigned int v)
-{
-	syscall(SYS_futex, p, FUTEX_WAIT, v, NULL, NULL, 0);
-}
-
-static void publish(_Atomic unsigned int *p, unsigned int v)
-{
-	atomic_store_explicit(p, v, memory_order_release);
-	syscall(SYS_futex, p, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-}
-
-static void wait_while_eq(_Atomic unsigned int *p, unsigned int v)
-{
-	unsigned int n = 0;
-
-	while (atomic_load_explicit(p, memory_order_acquire) == v)
-		if (++n > 2000)
-			futex_wait(p, v);
-}
-
-static void wait_until_eq(_Atomic unsigned int *p, unsigned int v)
-{
-	unsigned int n = 0, cur;
-
-	while ((cur = atomic_load_explicit(p, memory_order_acquire)) != v)
-		if (++n > 2000)
-			futex_wait(p, cur);
-}
-
-static void dwell(struct shared *sh, unsigned int g)
-{
-	unsigned long n;
-
-	for (n = 0; n < opt.dwell; n++)
-		if (atomic_load_explicit(&sh->gen, memory_order_relaxed) != g)
-			break;
-}
-
-static int xchg(int d, const char *a, const char *b)
-{
-	return renameat2(d, a, d, b, RENAME_EXCHANGE);
-}
-
 /* ---- the race arena (chmod-xchg, setgid-toggle, stage-xchg, discard-dest) ---- */
 
 struct arena {
@@ -504,8 +399,9 @@ static void arena_teardown(struct arena *a)
 }
 
 /* One attacker move; each undoes itself before it returns. */
-static int attack_move(struct arena *a, struct shared *sh, unsigned int g)
+static int attack_move(void *arena, struct shared *sh, unsigned int g)
 {
+	struct arena *a = arena;
 	int d = a->arenafd;
 
 	switch (a->at->kind) {
@@ -515,7 +411,7 @@ static int attack_move(struct arena *a, struct shared *sh, unsigned int g)
 			if (renameat(d, TARGET, d, ASIDE))
 				return 0;
 			if (symlinkat(a->bait, d, TARGET) == 0) {
-				dwell(sh, g);
+				dwell(sh, g, opt.dwell);
 				unlinkat(d, TARGET, 0);
 			}
 			renameat(d, ASIDE, d, TARGET);
@@ -536,7 +432,7 @@ static int attack_move(struct arena *a, struct shared *sh, unsigned int g)
 		/* the arena's S_ISGID flips meanwhile (setgid_toggler()) */
 		if (xchg(d, TARGET, obj))
 			return 0;
-		dwell(sh, g);
+		dwell(sh, g, opt.dwell);
 		xchg(d, TARGET, obj);
 		return 1;
 	}
@@ -555,7 +451,7 @@ static int attack_move(struct arena *a, struct shared *sh, unsigned int g)
 
 			if (ev->len && !strncmp(ev->name, STAGE_PREFIX, strlen(STAGE_PREFIX)) &&
 			    xchg(d, ev->name, OLD) == 0) {
-				dwell(sh, g);
+				dwell(sh, g, opt.dwell);
 				xchg(d, ev->name, OLD);
 				moved = 1;
 			}
@@ -565,10 +461,8 @@ static int attack_move(struct arena *a, struct shared *sh, unsigned int g)
 	}
 	case K_DISCARD_DEST: {
 		struct dirent *de;
-		DIR *dir;
-		int fd = openat(d, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		DIR *dir = opendir_fd(d);
 
-		dir = fd < 0 ? NULL : fdopendir(fd);
 		if (!dir)
 			return 0;
 		while ((de = readdir(dir)))
@@ -610,12 +504,21 @@ static void *setgid_toggler(void *p)
 	return NULL;
 }
 
+/* chmod-xchg: an odd number of flips is undone before the pause. */
+static void unflip(void *arena)
+{
+	struct arena *a = arena;
+
+	if (a->flipped) {
+		xchg(a->arenafd, TARGET, LINK);
+		a->flipped = 0;
+	}
+}
+
 static void attacker(struct arena *a, struct shared *sh)
 {
-	unsigned long moves = 0, burst = 0;
 	struct toggler tg = { a, sh };
 	pthread_t th;
-	unsigned int g;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (drop_to(opt.attacker))
@@ -627,28 +530,30 @@ static void attacker(struct arena *a, struct shared *sh)
 	}
 	if (a->at->kind == K_SETGID && pthread_create(&th, NULL, setgid_toggler, &tg))
 		_exit(2);
-	for (;;) {
-		g = atomic_load_explicit(&sh->gen, memory_order_acquire);
-		if (g == GEN_QUIT)
-			break;
-		if (!(g & 1) && burst < opt.burst) {
-			moves += (unsigned long)attack_move(a, sh, g);
-			burst++;
-		}
-		if (atomic_load_explicit(&sh->ack, memory_order_relaxed) != g) {
-			if ((g & 1) && a->flipped) {
-				xchg(a->arenafd, TARGET, LINK);
-				a->flipped = 0;
-			}
-			atomic_store_explicit(&sh->moves, moves, memory_order_relaxed);
-			publish(&sh->ack, g);
-		}
-		if ((g & 1) || burst >= opt.burst) {
-			wait_while_eq(&sh->gen, g);
-			burst = 0;
-		}
-	}
+	attacker_loop(sh, opt.burst, attack_move, unflip, a);
 	_exit(0);
+}
+
+/*
+ * Map the pause protocol's page and fork the attacker on the arena; back
+ * once the attacker runs, as its own uid. Its pid, or -1 if it could not
+ * be started.
+ */
+static pid_t start_attacker(struct arena *a, struct shared **sh)
+{
+	pid_t pid;
+
+	*sh = shared_map();
+	if (!*sh)
+		return -1;
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0)
+		attacker(a, *sh);
+	wait_until_eq(&(*sh)->ack, 1);
+	return pid;
 }
 
 /* Did something land on this object? Put it back if so. */
@@ -673,6 +578,15 @@ static int is_name(const char *n, const char *want)
 	return !strcmp(n, want);
 }
 
+/* A leftover `name`, `where` ("left behind"): counted, the first 3 shown. */
+static void count_leftover(const char *attack, struct result *res, const char *where,
+			   const char *name)
+{
+	res->leftovers++;
+	if (!opt.quiet && res->leftovers < 4)
+		printf("# %s: %s: %s\n", attack, where, name);
+}
+
 /*
  * After a round (attacker paused, its moves undone): count what landed on
  * the bait and on the old directory, put the old directory back at its
@@ -684,7 +598,7 @@ static int arena_check(struct arena *a, struct result *res, int scan)
 	struct stat st;
 	struct dirent *de;
 	DIR *dir;
-	int fd, old_home = 1;
+	int old_home = 1;
 
 	if (tampered(a->baitfd, &a->bait_st))
 		res->escapes++;
@@ -719,8 +633,7 @@ static int arena_check(struct arena *a, struct result *res, int scan)
 	}
 	if (!scan)
 		return 0;
-	fd = openat(a->arenafd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	dir = fd < 0 ? NULL : fdopendir(fd);
+	dir = opendir_fd(a->arenafd);
 	if (!dir)
 		return -1;
 	while ((de = readdir(dir))) {
@@ -741,9 +654,7 @@ static int arena_check(struct arena *a, struct result *res, int scan)
 			rm_tree_at(a->arenafd, de->d_name);
 			continue;
 		}
-		res->leftovers++;
-		if (!opt.quiet && res->leftovers < 4)
-			printf("# %s: left in the arena: %s\n", a->at->name, de->d_name);
+		count_leftover(a->at->name, res, "left in the arena", de->d_name);
 		rm_tree_at(a->arenafd, de->d_name);
 	}
 	closedir(dir);
@@ -871,27 +782,16 @@ static int run_race(const struct attack *at, struct result *res)
 		close(a.vwatch);
 		a.vwatch = -1;
 	}
-	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (sh == MAP_FAILED)
-		return 2;
-	atomic_store(&sh->gen, 1);
-	atomic_store(&sh->ack, 0);
-	fflush(stdout);
-	pid = fork();
+	pid = start_attacker(&a, &sh);
 	if (pid < 0)
 		return 2;
-	if (pid == 0)
-		attacker(&a, sh);
-	wait_until_eq(&sh->ack, 1);
 	start = now();
 	for (r = 0; r < opt.rounds; r++) {
 		if ((r & 31) == 0 && now() - start > opt.seconds)
 			break;
-		publish(&sh->gen, 2 * (unsigned int)r + 2);
-		wait_until_eq(&sh->ack, 2 * (unsigned int)r + 2);
+		round_run(sh, (unsigned int)r);
 		victim_round(&a, r, options, res);
-		publish(&sh->gen, 2 * (unsigned int)r + 3);
-		wait_until_eq(&sh->ack, 2 * (unsigned int)r + 3);
+		round_pause(sh, (unsigned int)r);
 		if (arena_check(&a, res, (r & 255) == 255)) {
 			note(res, "the arena could not be reset after round %lu", r);
 			res->errors++;
@@ -935,8 +835,7 @@ static int run_race(const struct attack *at, struct result *res)
 			note(res, "failed calls: %lu, most with %s (%lu)", failed,
 			     t_errname(top), res->errs[top]);
 	}
-	publish(&sh->gen, GEN_QUIT);
-	waitpid(pid, NULL, 0);
+	stop_attacker(sh, pid);
 	arena_teardown(&a);
 	return 0;
 }
@@ -953,7 +852,7 @@ static int run_discard_dest(const struct attack *at, struct result *res)
 	unsigned long r, left, rounds = opt.rounds / 10 < 50 ? 50 : opt.rounds / 10;
 	double start;
 	pid_t pid;
-	int rc, fd, dfd, rp, rd, derr;
+	int rc, fd, rp, rd, derr;
 	DIR *dir;
 
 	rc = arena_setup(&a, at, res);
@@ -963,18 +862,9 @@ static int run_discard_dest(const struct attack *at, struct result *res)
 		return 2;
 	}
 	snprintf(res->arena, sizeof(res->arena), "shared");
-	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (sh == MAP_FAILED)
-		return 2;
-	atomic_store(&sh->gen, 1);
-	atomic_store(&sh->ack, 0);
-	fflush(stdout);
-	pid = fork();
+	pid = start_attacker(&a, &sh);
 	if (pid < 0)
 		return 2;
-	if (pid == 0)
-		attacker(&a, sh);
-	wait_until_eq(&sh->ack, 1);
 	start = now();
 	for (r = 0; r < rounds; r++) {
 		if ((r & 15) == 0 && now() - start > opt.seconds)
@@ -987,10 +877,8 @@ static int run_discard_dest(const struct attack *at, struct result *res)
 			continue;
 		}
 		/* the attacker moves once at least before it acknowledges */
-		publish(&sh->gen, 2 * (unsigned int)r + 2);
-		wait_until_eq(&sh->ack, 2 * (unsigned int)r + 2);
-		publish(&sh->gen, 2 * (unsigned int)r + 3);
-		wait_until_eq(&sh->ack, 2 * (unsigned int)r + 3);
+		round_run(sh, (unsigned int)r);
+		round_pause(sh, (unsigned int)r);
 		rp = ocdir_publish(p);
 		rd = 0;
 		derr = 0;
@@ -1000,8 +888,7 @@ static int run_discard_dest(const struct attack *at, struct result *res)
 		}
 		/* what is left in the arena besides a published destination */
 		left = 0;
-		dfd = openat(a.arenafd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		dir = dfd < 0 ? NULL : fdopendir(dfd);
+		dir = opendir_fd(a.arenafd);
 		while (dir && (de = readdir(dir))) {
 			struct stat st, mine;
 
@@ -1031,8 +918,7 @@ static int run_discard_dest(const struct attack *at, struct result *res)
 				     t_errname(derr), left);
 		}
 		close(fd);
-		dfd = openat(a.arenafd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		dir = dfd < 0 ? NULL : fdopendir(dfd);
+		dir = opendir_fd(a.arenafd);
 		while (dir && (de = readdir(dir)))
 			if (!is_name(de->d_name, ".") && !is_name(de->d_name, ".."))
 				rm_tree_at(a.arenafd, de->d_name);
@@ -1044,8 +930,7 @@ static int run_discard_dest(const struct attack *at, struct result *res)
 	res->moves = atomic_load(&sh->moves);
 	if (!res->moves)
 		note(res, "the attacker never found the staging directory");
-	publish(&sh->gen, GEN_QUIT);
-	waitpid(pid, NULL, 0);
+	stop_attacker(sh, pid);
 	arena_teardown(&a);
 	return 0;
 }
@@ -1060,7 +945,7 @@ static int run_discard_deep(const struct attack *at, struct result *res)
 	struct rlimit old, lim;
 	unsigned long r, rounds = opt.rounds >= 10000 ? 3 : 1, left;
 	struct dirent *de;
-	int fd, cur, next, i, arenafd, rd, derr;
+	int fd, i, arenafd, rd, derr;
 	double start = now();
 	DIR *dir;
 
@@ -1083,16 +968,7 @@ static int run_discard_deep(const struct attack *at, struct result *res)
 			note(res, "prepare: %s", t_errname(errno));
 			break;
 		}
-		cur = dup(fd);
-		for (i = 0; i < 1100 && cur >= 0; i++) {
-			if (mkdirat(cur, "d", 0700))
-				break;
-			next = openat(cur, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-			close(cur);
-			cur = next;
-		}
-		if (cur >= 0)
-			close(cur);
+		i = t_make_nested_dirs(fd, 1100);
 		if (i < 1100) {
 			res->errors++;
 			note(res, "could not build the tree: %d levels", i);
@@ -1107,7 +983,7 @@ static int run_discard_deep(const struct attack *at, struct result *res)
 		derr = errno;
 		setrlimit(RLIMIT_NOFILE, &old);
 		left = 0;
-		dir = fdopendir(openat(arenafd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+		dir = opendir_fd(arenafd);
 		while (dir && (de = readdir(dir))) {
 			if (is_name(de->d_name, ".") || is_name(de->d_name, ".."))
 				continue;
@@ -1225,9 +1101,7 @@ static int run_owner(const struct attack *at, struct result *res)
 		if (de->d_name[0] == 'd' && (n = strtoul(de->d_name + 1, &end, 10), !*end) &&
 		    n < rounds && ok[n])
 			continue;
-		res->leftovers++;
-		if (!opt.quiet && res->leftovers < 4)
-			printf("# %s: left behind: %s\n", at->name, de->d_name);
+		count_leftover(at->name, res, "left behind", de->d_name);
 	}
 	if (dir)
 		closedir(dir);
@@ -1487,7 +1361,12 @@ static int suid_child(const char *dir)
 	if (sfd < 0 || in < 0 || inotify_add_watch(in, shared, IN_CREATE | IN_MOVED_TO) < 0)
 		return 3;
 	fd = ocdir_openat2(sfd, "t", &how, sizeof(how), &created);
-	if (fd < 0) {
+	if (fd >= 0 && ocdir_backend(NULL) == OCDIR_BACKEND_NATIVE) {
+		/* The kernel made it (one IN_CREATE): no emulation, no switch to honour. */
+		noreplace = 0;
+		close(fd);
+		unlinkat(sfd, "t", AT_REMOVEDIR);
+	} else if (fd < 0) {
 		noreplace = errno == EOPNOTSUPP ? 1 : -1;
 		printf("# create in the shared directory: %s\n", t_errname(errno));
 	} else {
@@ -1751,9 +1630,7 @@ static int run_landlock(const struct attack *at, struct result *res)
 				continue;
 			if (de->d_name[0] == (k ? 'w' : 'p') || (k && de->d_name[0] == 's'))
 				continue;
-			res->leftovers++;
-			if (!opt.quiet && res->leftovers < 4)
-				printf("# %s: left behind: %s\n", at->name, de->d_name);
+			count_leftover(at->name, res, "left behind", de->d_name);
 		}
 		if (dir)
 			closedir(dir);
@@ -1845,23 +1722,6 @@ static void report(const struct attack *at, int status, struct result *res)
 		res->errors, res->note[0] ? ": " : "", res->note);
 }
 
-static int wanted(const char *name)
-{
-	const char *p = opt.only;
-	size_t n = strlen(name);
-
-	if (!p)
-		return 1;
-	while (p && *p) {
-		if (!strncmp(p, name, n) && (p[n] == ',' || !p[n]))
-			return 1;
-		p = strchr(p, ',');
-		if (p)
-			p++;
-	}
-	return 0;
-}
-
 static void usage(void)
 {
 	size_t i;
@@ -1919,7 +1779,7 @@ int main(int argc, char **argv)
 	if (res == MAP_FAILED)
 		return 1;
 	for (i = 0; i < N_ATTACKS; i++) {
-		if (!wanted(attacks[i].name))
+		if (!wanted_in(opt.only, attacks[i].name))
 			continue;
 		memset(res, 0, sizeof(*res));
 		fflush(stdout);

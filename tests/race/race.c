@@ -66,26 +66,20 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
-#include <grp.h>
-#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
-#include <time.h>
 
 #include "ocdir.h"
 #include "../helpers.h"
+#include "race.h"
 
 #define TARGET		"target"
 #define ATK_DIR		"atk-dir"
@@ -138,14 +132,6 @@ static const struct variant variants[] = {
 };
 #define N_VARIANTS (sizeof(variants) / sizeof(variants[0]))
 
-/* The pause protocol: gen even = attacker runs, odd = pause, QUIT = exit. */
-#define GEN_QUIT (~0U)
-struct shared {
-	_Atomic unsigned int gen;	/* futex words are 32 bits */
-	_Atomic unsigned int ack;
-	_Atomic unsigned long moves;	/* attacker moves that changed something */
-};
-
 struct arena {
 	enum arena_kind kind;
 	char base[1024];
@@ -182,66 +168,6 @@ static struct {
 } opt = { .jobs = 1, .rounds = 5000, .seconds = 20, .attacker = 65534, .burst = 200,
 	  .dwell = 20000 };
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void futex_wait(_Atomic unsigned int *p, unsigned int v)
-{
-	syscall(SYS_futex, p, FUTEX_WAIT, v, NULL, NULL, 0);
-}
-
-static void publish(_Atomic unsigned int *p, unsigned int v)
-{
-	atomic_store_explicit(p, v, memory_order_release);
-	syscall(SYS_futex, p, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-}
-
-/*
- * Spin a little (the other side is usually on the other CPU and answers
- * within microseconds), then sleep on the futex: sched_yield() on a loaded
- * machine hands the CPU to anyone else for a whole slice.
- */
-static void wait_while_eq(_Atomic unsigned int *p, unsigned int v)
-{
-	unsigned int n = 0;
-
-	while (atomic_load_explicit(p, memory_order_acquire) == v)
-		if (++n > 2000)
-			futex_wait(p, v);
-}
-
-static void wait_until_eq(_Atomic unsigned int *p, unsigned int v)
-{
-	unsigned int n = 0, cur;
-
-	while ((cur = atomic_load_explicit(p, memory_order_acquire)) != v)
-		if (++n > 2000)
-			futex_wait(p, cur);
-}
-
-static int xchg(int d, const char *a, const char *b)
-{
-	return renameat2(d, a, d, b, RENAME_EXCHANGE);
-}
-
-/*
- * Keep a swapped state for a while (as long as an attacker likes), but
- * give way at once when the victim pauses the round.
- */
-static void dwell(struct shared *sh, unsigned int g)
-{
-	unsigned long n;
-
-	for (n = 0; n < opt.dwell; n++)
-		if (atomic_load_explicit(&sh->gen, memory_order_relaxed) != g)
-			break;
-}
-
 /*
  * Be at the victim's name first: move the attacker's entry `name` to it,
  * hold it there a moment, move it back. 0 if the name was taken already.
@@ -250,7 +176,7 @@ static int plant(int d, const char *name, struct shared *sh, unsigned int g)
 {
 	if (renameat2(d, name, d, TARGET, RENAME_NOREPLACE))
 		return 0;
-	dwell(sh, g);
+	dwell(sh, g, opt.dwell);
 	renameat2(d, TARGET, d, name, RENAME_NOREPLACE);
 	return 1;
 }
@@ -260,8 +186,9 @@ static int plant(int d, const char *name, struct shared *sh, unsigned int g)
  * itself before the pause is acknowledged, so that at a pause every
  * attacker object is back at its own name.
  */
-static int attack_move(const struct arena *a, struct shared *sh, unsigned int g)
+static int attack_move(void *arena, struct shared *sh, unsigned int g)
 {
+	const struct arena *a = arena;
 	unsigned int i = g / 2;
 	int d = a->arenafd;
 	struct stat st;
@@ -278,26 +205,26 @@ static int attack_move(const struct arena *a, struct shared *sh, unsigned int g)
 		case 0:	/* the victim opens the attacker's directory */
 			if (xchg(d, TARGET, ATK_DIR))
 				return 0;
-			dwell(sh, g);
+			dwell(sh, g, opt.dwell);
 			xchg(d, TARGET, ATK_DIR);
 			return 1;
 		case 1:	/* ... or a symlink to the bait */
 			if (xchg(d, TARGET, ATK_LINK))
 				return 0;
-			dwell(sh, g);
+			dwell(sh, g, opt.dwell);
 			xchg(d, TARGET, ATK_LINK);
 			return 1;
 		case 2:	/* ... or an old directory of its own */
 			if (xchg(d, TARGET, OLD_DIR))
 				return 0;
-			dwell(sh, g);
+			dwell(sh, g, opt.dwell);
 			xchg(d, TARGET, OLD_DIR);
 			return 1;
 		case 3:	/* remove the new directory, leave a symlink */
 			if (unlinkat(d, TARGET, AT_REMOVEDIR))
 				return 0;
 			if (symlinkat(a->bait, d, TARGET) == 0) {
-				dwell(sh, g);
+				dwell(sh, g, opt.dwell);
 				unlinkat(d, TARGET, 0);
 			}
 			return 1;
@@ -321,76 +248,20 @@ static int attack_move(const struct arena *a, struct shared *sh, unsigned int g)
 	default:
 		if (symlinkat(a->bait, d, TARGET))
 			return 0;
-		dwell(sh, g);
+		dwell(sh, g, opt.dwell);
 		unlinkat(d, TARGET, 0);
 		return 1;
 	}
 }
 
-static void attacker(const struct arena *a, struct shared *sh)
+static void attacker(struct arena *a, struct shared *sh)
 {
-	unsigned long moves = 0, burst = 0;
-	unsigned int g;
-
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (setgroups(0, NULL) || setresgid(opt.attacker, opt.attacker, opt.attacker) ||
-	    setresuid(opt.attacker, opt.attacker, opt.attacker))
+	if (drop_to(opt.attacker))
 		_exit(2);
-	for (;;) {
-		g = atomic_load_explicit(&sh->gen, memory_order_acquire);
-		if (g == GEN_QUIT)
-			break;
-		/*
-		 * A bounded burst per round: on a shared core an endless burst
-		 * would keep the victim off the CPU for a whole time slice.
-		 * One kind of move per round, repeated: a round is short.
-		 */
-		if (!(g & 1) && burst < opt.burst) {
-			moves += attack_move(a, sh, g);
-			burst++;
-		}
-		if (atomic_load_explicit(&sh->ack, memory_order_relaxed) != g) {
-			/* Paused, or running and hot: the victim waits for this. */
-			atomic_store_explicit(&sh->moves, moves, memory_order_relaxed);
-			publish(&sh->ack, g);
-		}
-		if ((g & 1) || burst >= opt.burst) {
-			wait_while_eq(&sh->gen, g);
-			burst = 0;
-		}
-	}
+	/* Every move undoes itself: nothing to settle at a pause. */
+	attacker_loop(sh, opt.burst, attack_move, NULL, a);
 	_exit(0);
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	if (flag == FTW_DP)
-		return rmdir(path) ? 0 : 0;
-	return unlink(path) ? 0 : 0;
-}
-
-static void rm_tree(const char *path)
-{
-	nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static const char *fs_name(int fd, char *buf, size_t size)
-{
-	struct statfs sfs;
-
-	if (fstatfs(fd, &sfs))
-		return "?";
-	switch ((unsigned long)sfs.f_type) {
-	case 0x01021994: return "tmpfs";
-	case 0xEF53: return "ext4";
-	case 0x01021997: return "9p";
-	case 0x58465342: return "xfs";
-	case 0x9123683E: return "btrfs";
-	}
-	snprintf(buf, size, "0x%lx", (unsigned long)sfs.f_type);
-	return buf;
 }
 
 static int setup(struct arena *a, enum arena_kind kind)
@@ -527,7 +398,6 @@ static int cleanup_round(const struct arena *a, int scan, struct result *res)
 	struct dirent *de;
 	struct stat st;
 	DIR *dir;
-	int fd;
 
 	/*
 	 * A victim that chowned the attacker's directory (an escape) took it
@@ -552,8 +422,7 @@ static int cleanup_round(const struct arena *a, int scan, struct result *res)
 	}
 	if (!scan)
 		return 0;
-	fd = openat(a->arenafd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	dir = fd < 0 ? NULL : fdopendir(fd);
+	dir = opendir_fd(a->arenafd);
 	if (!dir)
 		return -1;
 	while ((de = readdir(dir))) {
@@ -585,8 +454,7 @@ static void run_variant(const struct variant *v, struct arena *a, struct shared 
 			break;
 		/* The attacker is in its loop when the victim starts, as it
 		 * would be in real life; no delay is added to the victim. */
-		publish(&sh->gen, 2 * r + 2);
-		wait_until_eq(&sh->ack, 2 * r + 2);
+		round_run(sh, (unsigned int)r);
 		fd = victim_call(v, a, &created);
 		wrong = 0;
 		if (fd >= 0) {
@@ -608,8 +476,7 @@ static void run_variant(const struct variant *v, struct arena *a, struct shared 
 			if (res->errors < 4 && !opt.quiet)
 				printf("# %s: unexpected %s\n", v->name, t_errname(-fd));
 		}
-		publish(&sh->gen, 2 * r + 3);
-		wait_until_eq(&sh->ack, 2 * r + 3);
+		round_pause(sh, (unsigned int)r);
 		res->wrong += wrong;
 		if (tampered(a, a->baitfd, &a->bait_st) |
 		    tampered(a, a->atkfd, &a->atk_st))
@@ -677,11 +544,9 @@ static int variant_child(const struct variant *v, enum arena_kind kind, struct r
 		teardown(&a);
 		return 2;
 	}
-	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (sh == MAP_FAILED)
+	sh = shared_map();
+	if (!sh)
 		return 2;
-	atomic_store(&sh->gen, 1);
-	atomic_store(&sh->ack, 0);
 	fflush(stdout);
 	pid = fork();
 	if (pid < 0)
@@ -693,8 +558,7 @@ static int variant_child(const struct variant *v, enum arena_kind kind, struct r
 	snprintf(res->note + strlen(res->note), sizeof(res->note) - strlen(res->note),
 		 "%sfs=%s%s", res->note[0] ? "; " : "", a.fsname,
 		 a.xattrs ? "" : " (no user xattrs: mode/owner only)");
-	publish(&sh->gen, GEN_QUIT);
-	waitpid(pid, NULL, 0);
+	stop_attacker(sh, pid);
 	teardown(&a);
 	return 0;
 }
@@ -774,23 +638,6 @@ static void usage(void)
 	exit(2);
 }
 
-static int wanted(const char *name)
-{
-	const char *p = opt.only;
-	size_t n = strlen(name);
-
-	if (!p)
-		return 1;
-	while (p && *p) {
-		if (!strncmp(p, name, n) && (p[n] == ',' || !p[n]))
-			return 1;
-		p = strchr(p, ',');
-		if (p)
-			p++;
-	}
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	struct result *res;
@@ -839,7 +686,7 @@ int main(int argc, char **argv)
 		return 1;
 	for (k = 0; k < (unsigned int)opt.nkinds; k++) {
 		for (i = 0; i < N_VARIANTS; i++) {
-			if (!wanted(variants[i].name))
+			if (!wanted_in(opt.only, variants[i].name))
 				continue;
 			memset(res, 0, opt.jobs * sizeof(*res));
 			fflush(stdout);

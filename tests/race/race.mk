@@ -8,7 +8,7 @@ RACE_BIN := $(BUILD)/race/race
 all: race-bin
 race-bin: $(RACE_BIN)
 
-$(RACE_BIN): tests/race/race.c tests/helpers.h include/ocdir.h $(BUILD)/libocdir.a $(OCDIR_FLAGS_STAMP)
+$(RACE_BIN): tests/race/race.c tests/race/race.h tests/helpers.h include/ocdir.h $(BUILD)/libocdir.a $(OCDIR_FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  CC      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -pthread $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libocdir.a -pthread
@@ -34,12 +34,12 @@ HOSTILE_BIN := $(BUILD)/race/hostile
 all: hostile-bin
 hostile-bin: $(HOSTILE_BIN)
 
-$(HOSTILE_BIN): tests/race/hostile.c tests/helpers.h include/ocdir.h $(BUILD)/libocdir.a $(OCDIR_FLAGS_STAMP)
+$(HOSTILE_BIN): tests/race/hostile.c tests/race/race.h tests/helpers.h include/ocdir.h $(BUILD)/libocdir.a $(OCDIR_FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  CC      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -pthread $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libocdir.a -pthread
 
-hostile-old: tests/race/hostile.c tests/helpers.h
+hostile-old: tests/race/hostile.c tests/race/race.h tests/helpers.h
 	@test -n "$(HOSTILE_OLD)" && test -f "$(HOSTILE_OLD)/build/libocdir.a" || \
 		{ echo "make hostile-old HOSTILE_OLD=<checkout with build/libocdir.a>" >&2; exit 2; }
 	@mkdir -p $(BUILD)/race
