@@ -422,7 +422,8 @@ static void run_case(struct run *r, const struct conf_case *c, int idx)
 	 * refuses RENAME_NOREPLACE it refuses there (EOPNOTSUPP, nothing
 	 * made) unless the caller opts in, as the weak backend does.
 	 */
-	if ((r->backend == B_EMULATED || r->backend == B_RESOLVER) && r->no_noreplace &&
+	if (r->backend != B_RAW && r->backend != B_WEAK &&
+	    ocdir_backend(NULL) == OCDIR_BACKEND_EMULATED && r->no_noreplace &&
 	    want_err == OK && c->created == 1 && c->fd_is &&
 	    !parent_private(casefd, c->fd_is, r->as_user ? r->uid : geteuid())) {
 		want_err = EOPNOTSUPP;

@@ -484,11 +484,11 @@ static void test_discard_moved_stage(int dfd)
  * seccomp filter) or not, as uid 65534 in a directory of its own (root
  * would need no lent permission: CAP_DAC_OVERRIDE opens anything).
  */
-static int no_proc_child(int dfd, int hide_proc, int block_fchmodat2)
+static int no_proc_child(int dfd, int hide_proc, int block_fchmodat2, int have_fchmodat2)
 {
 	struct ocdir_how how = { .mode = 0 };
 	char dir[64], path[128];
-	int fd, pfd, works = !(hide_proc && block_fchmodat2);
+	int fd, pfd, works = !(hide_proc && (block_fchmodat2 || !have_fchmodat2));
 	struct stat st;
 	const char *what = hide_proc ? (block_fchmodat2 ? "no-proc-no-fchmodat2" : "no-proc") :
 				       "procfs-fallback";
@@ -547,16 +547,19 @@ static int no_proc_child(int dfd, int hide_proc, int block_fchmodat2)
  * Nothing by name, and no /proc where fchmodat2(2) exists (early boot,
  * sandboxes): a directory its owner may not read, and a staging directory
  * a umask left without owner bits, both get their mode through an O_PATH
- * descriptor. Without fchmodat2 a real, verified procfs is used, and
- * without both the call fails with EOPNOTSUPP and leaves nothing. Root
- * only (mount namespace, uid switch); the emulation only.
+ * descriptor. Without fchmodat2 (blocked, or a kernel before 6.6) a
+ * real, verified procfs is used, and without both the call fails with
+ * EOPNOTSUPP and leaves nothing. Root only (mount namespace, uid switch);
+ * the emulation only.
  */
 static void test_no_proc(int dfd)
 {
 	static const int runs[3][2] = { { 1, 0 }, { 1, 1 }, { 0, 1 } };
-	int status, i;
+	int status, i, have_fchmodat2;
 	pid_t pid;
 
+	/* Linux before 6.6 (the legacy guest) has no fchmodat2: ENOSYS. */
+	have_fchmodat2 = syscall(SYS_fchmodat2_NR, -1, "", 0, 0) == 0 || errno != ENOSYS;
 	if (geteuid() != 0 || ocdir_backend(NULL) != OCDIR_BACKEND_EMULATED) {
 		t_skip(N("no-proc"), "needs root and the emulation");
 		return;
@@ -565,7 +568,7 @@ static void test_no_proc(int dfd)
 		fflush(stdout);
 		pid = fork();
 		if (pid == 0) {
-			no_proc_child(dfd, runs[i][0], runs[i][1]);
+			no_proc_child(dfd, runs[i][0], runs[i][1], have_fchmodat2);
 			fflush(stdout);
 			_exit(t_exit_status());
 		}
