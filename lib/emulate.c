@@ -339,7 +339,8 @@ out:
  *
  * trusted: nobody else can move or replace entries of dirfd (a private
  * parent, our staging directory). Elsewhere permission is lent only to a
- * directory the caller owns, and a directory that is not the caller's is
+ * directory the caller owns (as this filesystem shows owners: see
+ * owned_by_caller()), and a directory that is not the caller's is
  * answered with -EEXIST ("look at the name again") and left alone.
  *
  * A chmod by a caller outside the directory's group (without CAP_FSETID)
@@ -393,7 +394,7 @@ int oc_mkdir_open(int dirfd, const char *name, mode_t mode, int oflags,
 		close(pathfd);
 		goto fail_name;
 	}
-	if (!trusted && st.st_uid != oc_fsuid()) {
+	if (!trusted && !owned_by_caller(dirfd, &st)) {
 		close(pathfd);
 		return -EEXIST;	/* not provably ours: nothing to undo by name */
 	}
