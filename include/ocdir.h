@@ -29,9 +29,9 @@
 
 /* The version of libocdir and of the ocdir command (ocdir.pc, the soname). */
 #define OCDIR_VERSION_MAJOR	1
-#define OCDIR_VERSION_MINOR	1
+#define OCDIR_VERSION_MINOR	2
 #define OCDIR_VERSION_PATCH	0
-#define OCDIR_VERSION_STRING	"1.1.0"
+#define OCDIR_VERSION_STRING	"1.2.0"
 
 #include <fcntl.h>
 #include <stddef.h>
@@ -88,6 +88,16 @@ extern "C" {
  * symlink, and never changes anything but that directory).
  */
 #define OCDIR_ALLOW_WEAK_EMULATION	(1ULL << 2)
+/*
+ * ocdir_openat2_setup and ocdir_mkpath_setup only (no effect elsewhere):
+ * make the new directory hidden and publish it finished even where the
+ * parent is private, so that nobody, the parent's owner included, ever
+ * sees it at its name before setup is done (for watchers of the parent,
+ * or a directory that must appear complete). Costs a staging directory
+ * and a rename; where the filesystem or an LSM refuses that rename the
+ * call fails with EOPNOTSUPP. Since 1.2.0.
+ */
+#define OCDIR_ALWAYS_STAGE		(1ULL << 3)
 
 /*
  * Arguments of the extended calls, laid out like struct open_how.
@@ -106,7 +116,8 @@ extern "C" {
  *          EINVAL (as openat2(2)).
  * resolve: OCDIR_RESOLVE_* flags; unknown bits or BENEATH together with
  *          IN_ROOT give EINVAL.
- * options: OCDIR_NO_CLOEXEC, OCDIR_FAST_EMULATION, OCDIR_ALLOW_WEAK_EMULATION;
+ * options: OCDIR_NO_CLOEXEC, OCDIR_FAST_EMULATION, OCDIR_ALLOW_WEAK_EMULATION,
+ *          OCDIR_ALWAYS_STAGE;
  *          unknown bits give EINVAL.
  *
  * Pass sizeof(struct ocdir_how) as `size`; later versions only append fields
@@ -246,8 +257,9 @@ int ocdir_openat2(int dirfd, const char *path, const struct ocdir_how *how,
  * Walks path one component at a time, creating each missing directory and
  * opening it through its parent's descriptor (with RESOLVE_BENEATH or
  * RESOLVE_IN_ROOT each level is resolved from dirfd under the same scoping).
- * Intermediate directories are created with mode 0777 (the umask applies);
- * the leaf gets how->mode. how->flags apply to the leaf only (O_EXCL: the
+ * Intermediate directories are created with mode 0777 minus the umask, plus
+ * u+wx (set through their descriptors, as mkdir -p does, so that the walk
+ * can go on below them whatever the umask); the leaf gets how->mode. how->flags apply to the leaf only (O_EXCL: the
  * leaf must be new; O_NOFOLLOW: the leaf may not be a symlink); symlinks
  * before the leaf are followed unless OCDIR_RESOLVE_NO_SYMLINKS. A symlink
  * to a missing target is never followed to create anything (EEXIST).
@@ -262,6 +274,79 @@ int ocdir_openat2(int dirfd, const char *path, const struct ocdir_how *how,
  */
 int ocdir_mkpath(int dirfd, const char *path, const struct ocdir_how *how,
 		 size_t size, int *leaf_created);
+
+/* ---- create, set up, then let others use it ---- */
+
+/*
+ * ocdir_setup_fn - what a caller does to a directory its call just made,
+ * before anyone else can use it.
+ *
+ * With OCDIR_SETUP_LEAF in flags, fd is the directory the call was asked
+ * for, new and empty, open O_RDONLY|O_DIRECTORY, mode how->mode & 0700
+ * (after the umask), not yet usable by anyone else: set its owner, group,
+ * xattrs, ACLs, security label and final mode through fd (fchown, fsetxattr,
+ * fchmod, ...). Without it, fd is an intermediate directory that
+ * ocdir_mkpath_setup made on the way (already at its name, mode as
+ * ocdir_mkpath gives it): report it (as mkdir -v does) or set it up too.
+ * path is the part of the caller's path that names the directory, for
+ * messages. Return 0, or a negative errno value to fail the call: the
+ * directory, anything setup put in it and (ocdir_mkpath_setup) the parents
+ * the call made are removed again, and the call fails with that errno.
+ * Never called for a directory that existed already.
+ */
+typedef int (*ocdir_setup_fn)(int fd, const char *path, unsigned int flags,
+			      void *arg);
+#define OCDIR_SETUP_LEAF	1u
+
+/*
+ * ocdir_openat2_setup - ocdir_openat2, and if the call creates the
+ * directory, setup(fd, arg) runs on it before anyone else can use it: the
+ * library form of "mkdir -m MODE -o OWNER" and "install -d".
+ *
+ * Where the parent is private (writable by nobody but the caller or root,
+ * or sticky; see OCDIR_ALLOW_WEAK_EMULATION) the directory is made at its
+ * name with mode how->mode & 0700, so only the caller can use it until
+ * setup sets its final mode. In a shared parent it is made hidden, in a
+ * private staging directory next to the name (as ocdir_prepare), set up
+ * there and then renamed into place in one step (RENAME_NOREPLACE), so
+ * nobody sees it before it is finished. A name that turns out to exist is
+ * opened (O_EXCL: EEXIST) and not set up: compare with `created`.
+ *
+ * setup may be NULL (then this is ocdir_openat2); it is called once, with
+ * OCDIR_SETUP_LEAF, if the call creates the directory. how, size,
+ * created: as ocdir_openat2; `created` is 1 exactly when setup ran and
+ * succeeded.
+ *
+ * Returns a new descriptor, or -1 with errno as ocdir_openat2, and also:
+ *   (any)       the negative value setup returned, as a positive errno.
+ *   EOPNOTSUPP  the parent is shared and the filesystem or an LSM refuses
+ *               the rename that publishes (NFS, 9p, many FUSE servers;
+ *               Landlock without REFER), natively too; with
+ *               OCDIR_ALLOW_WEAK_EMULATION the directory is made at its
+ *               name instead, owner-only until setup is done.
+ * Nothing is left behind on failure. Since 1.2.0.
+ */
+int ocdir_openat2_setup(int dirfd, const char *path, const struct ocdir_how *how,
+			size_t size, ocdir_setup_fn setup, void *arg,
+			int *created);
+
+/*
+ * ocdir_mkpath_setup - ocdir_mkpath, with the leaf made as by
+ * ocdir_openat2_setup: "mkdir -p -m MODE" and "install -d -m MODE -o
+ * OWNER". setup runs with OCDIR_SETUP_LEAF on the leaf, if this call
+ * creates it, and without it on each intermediate directory the call
+ * makes, top down, after it got 0777 minus the umask, plus u+wx (as
+ * ocdir_mkpath). If the leaf or setup fails, the intermediate directories
+ * this call made are removed again (deepest first, only while empty and
+ * still at their names). leaf_created: 1 exactly when setup ran and
+ * succeeded.
+ *
+ * Returns a descriptor to the leaf, or -1 with errno as ocdir_mkpath and
+ * ocdir_openat2_setup. Since 1.2.0.
+ */
+int ocdir_mkpath_setup(int dirfd, const char *path, const struct ocdir_how *how,
+		       size_t size, ocdir_setup_fn setup, void *arg,
+		       int *leaf_created);
 
 /* ---- prepare, then publish ---- */
 

@@ -89,7 +89,7 @@ void oc_random_name(char *buf, size_t size, const char *prefix)
 	snprintf(buf, size, "%s.%016llx", prefix, rnd);
 }
 
-static int same_inode(const struct stat *a, const struct stat *b)
+int oc_same_inode(const struct stat *a, const struct stat *b)
 {
 	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
@@ -125,7 +125,7 @@ static int owner_shown(int dirfd, uid_t *uid)
 		return -errno;
 	}
 	if (fstatat(dirfd, name, &byname, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    same_inode(&st, &byname))
+	    oc_same_inode(&st, &byname))
 		unlinkat(dirfd, name, 0);
 	close(fd);
 	*uid = st.st_uid;
@@ -163,7 +163,7 @@ static int stage_is_ours(int parentfd, const char *name, int fd, struct stat *st
 	    (st->st_mode & (S_IRWXG | S_IRWXO | S_ISUID | S_ISVTX)))
 		return 0;
 	if (fstatat(parentfd, name, &byname, AT_SYMLINK_NOFOLLOW) < 0 ||
-	    !same_inode(st, &byname))
+	    !oc_same_inode(st, &byname))
 		return 0;
 	return owned_by_caller(parentfd, st);
 }
@@ -246,7 +246,7 @@ static int rmdir_if_ours(int parentfd, const char *name, int stagefd,
 	struct stat byname, after;
 
 	if (fstatat(parentfd, name, &byname, AT_SYMLINK_NOFOLLOW) < 0 ||
-	    !same_inode(st, &byname))
+	    !oc_same_inode(st, &byname))
 		return 0;
 	/*
 	 * An exchange between the check and the rmdir can make it remove
@@ -438,7 +438,7 @@ fail_name:
  * named entry. There mkdirat + openat cannot be fooled, since a swap needs
  * write access to the parent.
  */
-static int parent_is_private(const struct stat *parent)
+int oc_parent_is_private(const struct stat *parent)
 {
 	if (!(!(parent->st_mode & (S_IWGRP | S_IWOTH)) || (parent->st_mode & S_ISVTX)))
 		return 0;
@@ -469,7 +469,7 @@ static int create_weak(int parentfd, const char *last, const struct oc_req *req,
 		return fd;
 	if (fstat(fd, &byfd) < 0 || !owned_by_caller(parentfd, &byfd) ||
 	    fstatat(parentfd, last, &byname, AT_SYMLINK_NOFOLLOW) < 0 ||
-	    !same_inode(&byfd, &byname)) {
+	    !oc_same_inode(&byfd, &byname)) {
 		close(fd);
 		return -EEXIST;
 	}
@@ -767,7 +767,7 @@ static int emulate_step(int dirfd, const char *path, const struct oc_req *req,
 		fd = -errno;
 		goto out_close;
 	}
-	private = parent_is_private(&pst);
+	private = oc_parent_is_private(&pst);
 	/* Lost races end in EAGAIN, as the header says. */
 	fd = -EAGAIN;
 	for (i = 0; i < OC_RACE_RETRIES; i++) {

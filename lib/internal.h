@@ -9,6 +9,7 @@
 #define OCDIR_INTERNAL_H
 
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "ocdir.h"
@@ -40,6 +41,7 @@ struct oc_req {
 	uint64_t resolve;	/* OCDIR_RESOLVE_* */
 	int cloexec;		/* O_CLOEXEC or 0 */
 	int allow_weak;		/* OCDIR_ALLOW_WEAK_EMULATION */
+	int always_stage;	/* OCDIR_ALWAYS_STAGE */
 };
 
 /* lib/syscall.c: raw system calls */
@@ -86,6 +88,13 @@ int oc_stage_create(int parentfd, int *stagefd, char *stagename, size_t size,
 int oc_stage_remove(int parentfd, int stagefd, const char *stagename);
 int oc_mkdir_open(int dirfd, const char *name, mode_t mode, int oflags,
 		  mode_t *keep_lent, int trusted);
+int oc_same_inode(const struct stat *a, const struct stat *b);
+int oc_parent_is_private(const struct stat *parent);
+
+/* lib/prepare.c: create with a setup step before the directory is usable */
+int oc_create_setup(int dirfd, const char *path, const char *shown,
+		    const struct oc_req *req, ocdir_setup_fn setup, void *arg,
+		    int *created);
 
 /* lib/ocdir.c */
 int oc_check_how(const struct ocdir_how *how, size_t size, int openat2_style,

@@ -59,7 +59,7 @@ int oc_check_how(const struct ocdir_how *how, size_t size, int openat2_style,
 	if (openat2_style && (how->mode & ~(uint64_t)07777))
 		return -EINVAL;
 	if (how->options & ~(OCDIR_NO_CLOEXEC | OCDIR_FAST_EMULATION |
-			     OCDIR_ALLOW_WEAK_EMULATION))
+			     OCDIR_ALLOW_WEAK_EMULATION | OCDIR_ALWAYS_STAGE))
 		return -EINVAL;
 	/* O_PATH never creates (openat2 rejects O_PATH|O_CREAT). */
 	if (flags & O_PATH)
@@ -82,6 +82,7 @@ int oc_check_how(const struct ocdir_how *how, size_t size, int openat2_style,
 	req->mode = (mode_t)(how->mode & (S_IRWXU | S_IRWXG | S_IRWXO | S_ISVTX));
 	req->resolve = how->resolve;
 	req->allow_weak = !!(how->options & OCDIR_ALLOW_WEAK_EMULATION);
+	req->always_stage = !!(how->options & OCDIR_ALWAYS_STAGE);
 	if (how->options & OCDIR_NO_CLOEXEC)
 		req->cloexec = (int)(flags & O_CLOEXEC);
 	else
@@ -218,8 +219,41 @@ static void mkpath_rollback(int startfd, struct level *lv, size_t n)
 	}
 }
 
+/*
+ * mkdir -p gives the intermediate directories it makes u+wx whatever the
+ * umask, so that it can go on below them. Through the descriptor.
+ */
+static int add_owner_wx(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if ((st.st_mode & (S_IWUSR | S_IXUSR)) == (S_IWUSR | S_IXUSR))
+		return 0;
+	return oc_chmod_fd(fd, (st.st_mode & 07777) | S_IWUSR | S_IXUSR);
+}
+
+/*
+ * Hand an intermediate level this call made to the caller's setup, with
+ * the part of the caller's path that names it (the component copy has the
+ * path's offsets).
+ */
+static int announce(int fd, const char *path, const struct level *l,
+		    const char *copy, ocdir_setup_fn setup, void *arg)
+{
+	char *shown = strndup(path, (size_t)(l->name - copy) + strlen(l->name));
+	int r;
+
+	if (!shown)
+		return -ENOMEM;
+	r = setup(fd, shown, 0, arg);
+	free(shown);
+	return r > -4096 ? r : -EIO;
+}
+
 static int mkpath(int dirfd, const char *path, const struct oc_req *leafreq,
-		  int *leaf_created)
+		  ocdir_setup_fn setup, void *arg, int *leaf_created)
 {
 	struct oc_req midreq = *leafreq;
 	int scoped = !!(leafreq->resolve & OC_RESOLVE_SCOPED);
@@ -280,7 +314,9 @@ static int mkpath(int dirfd, const char *path, const struct oc_req *leafreq,
 			name = prefix;
 		}
 		made = 0;
-		if (req == &midreq && below_new) {
+		if (req == leafreq && setup) {
+			fd = oc_create_setup(at, name, path, req, setup, arg, &made);
+		} else if (req == &midreq && below_new) {
 			/*
 			 * Below a directory this call made the level is new,
 			 * unless someone was quick. Natively one exclusive
@@ -303,12 +339,23 @@ static int mkpath(int dirfd, const char *path, const struct oc_req *leafreq,
 			if (fd == -ENOENT)
 				fd = oc_create_or_open(at, name, req, &made);
 		}
+		lv[i].fd = fd;
+		lv[i].created = made;
+		if (fd >= 0 && made && req == &midreq) {
+			int r = add_owner_wx(fd);
+
+			if (!r && setup)
+				r = announce(fd, path, &lv[i], copy, setup, arg);
+			if (r < 0) {
+				mkpath_rollback(startfd, lv, i + 1);
+				fd = r;
+				goto out;
+			}
+		}
 		if (fd < 0) {
 			mkpath_rollback(startfd, lv, i);
 			goto out;
 		}
-		lv[i].fd = fd;
-		lv[i].created = made;
 		below_new |= made;
 	}
 	if (leaf_created)
@@ -339,5 +386,21 @@ OC_EXPORT int ocdir_mkpath(int dirfd, const char *path,
 	r = oc_check_how(how, size, 1, &req);
 	if (r)
 		return oc_result(r);
-	return oc_result(mkpath(dirfd, path, &req, leaf_created));
+	return oc_result(mkpath(dirfd, path, &req, NULL, NULL, leaf_created));
+}
+
+OC_EXPORT int ocdir_mkpath_setup(int dirfd, const char *path,
+				 const struct ocdir_how *how, size_t size,
+				 ocdir_setup_fn setup, void *arg,
+				 int *leaf_created)
+{
+	struct oc_req req;
+	int r;
+
+	if (!path)
+		return oc_result(-EFAULT);
+	r = oc_check_how(how, size, 1, &req);
+	if (r)
+		return oc_result(r);
+	return oc_result(mkpath(dirfd, path, &req, setup, arg, leaf_created));
 }

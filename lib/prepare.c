@@ -37,6 +37,45 @@ static void prepared_free(struct ocdir_prepared *p)
 	free(p);
 }
 
+/*
+ * The staging part of ocdir_prepare, for p->name in p->parentfd (both set
+ * by the caller): fail early if the name exists, make the private staging
+ * directory, make the new directory in it and open it. Returns the
+ * descriptor, or -errno with the staging directory removed again.
+ */
+static int prepare_at(struct ocdir_prepared *p, const struct oc_req *req)
+{
+	int fd, r, lost_setgid;
+	struct stat st;
+	mode_t made;
+
+	if (oc_is_dot_name(p->name))
+		return -EEXIST;
+	/* Fail early; publishing checks again, atomically. */
+	if (fstatat(p->parentfd, p->name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return -EEXIST;
+	if (errno != ENOENT)
+		return -errno;
+	r = oc_stage_create(p->parentfd, &p->stagefd, p->stagename,
+			    sizeof(p->stagename), &lost_setgid, &made);
+	if (r)
+		return r;
+	/*
+	 * The staging directory cannot pass on the parent's setgid bit (our
+	 * chmod cleared it): publishing would show a directory mkdir(2)
+	 * would not have made.
+	 */
+	if (lost_setgid) {
+		oc_stage_remove(p->parentfd, p->stagefd, p->stagename);
+		return -EOPNOTSUPP;
+	}
+	fd = oc_mkdir_open(p->stagefd, p->name, req->mode,
+			   (req->flags & ~O_EXCL) | req->cloexec, NULL, 1);
+	if (fd < 0)
+		oc_stage_remove(p->parentfd, p->stagefd, p->stagename);
+	return fd;
+}
+
 OC_EXPORT int ocdir_prepare(int dirfd, const char *path,
 			    const struct ocdir_how *how, size_t size,
 			    struct ocdir_prepared **prepared)
@@ -46,9 +85,7 @@ OC_EXPORT int ocdir_prepare(int dirfd, const char *path,
 	struct ocdir_prepared *p;
 	char *parent = NULL, *last = NULL;
 	struct oc_req req;
-	struct stat st;
-	int r, fd, lost_setgid;
-	mode_t made;
+	int r, fd;
 
 	if (!path || !prepared)
 		return oc_result(-EFAULT);
@@ -77,34 +114,9 @@ OC_EXPORT int ocdir_prepare(int dirfd, const char *path,
 		r = p->parentfd;
 		goto out_free;
 	}
-	/* Fail early; publishing checks again, atomically. */
-	if (fstatat(p->parentfd, p->name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		r = -EEXIST;
-		goto out_parent;
-	}
-	if (errno != ENOENT) {
-		r = -errno;
-		goto out_parent;
-	}
-	r = oc_stage_create(p->parentfd, &p->stagefd, p->stagename,
-			    sizeof(p->stagename), &lost_setgid, &made);
-	if (r)
-		goto out_parent;
-	/*
-	 * The staging directory cannot pass on the parent's setgid bit (our
-	 * chmod cleared it): publishing would show a directory mkdir(2)
-	 * would not have made.
-	 */
-	if (lost_setgid) {
-		oc_stage_remove(p->parentfd, p->stagefd, p->stagename);
-		r = -EOPNOTSUPP;
-		goto out_parent;
-	}
-	fd = oc_mkdir_open(p->stagefd, p->name, req.mode,
-			   (req.flags & ~O_EXCL) | req.cloexec, NULL, 1);
+	fd = prepare_at(p, &req);
 	if (fd < 0) {
 		r = fd;
-		oc_stage_remove(p->parentfd, p->stagefd, p->stagename);
 		goto out_parent;
 	}
 	*prepared = p;
@@ -326,5 +338,167 @@ OC_EXPORT int ocdir_discard(struct ocdir_prepared *p)
 	r = oc_stage_remove(p->parentfd, p->stagefd, p->stagename);
 	close(p->parentfd);
 	prepared_free(p);
+	return oc_result(r);
+}
+
+/* ---- create with a setup step: ocdir_openat2_setup, ocdir_mkpath_setup ---- */
+
+/*
+ * Remove the directory behind fd, just made at `name` in the parent it was
+ * made in, with whatever setup put in it: only while that name still
+ * leads to it. The parent is found through fd's "..", so the caller's
+ * scoping is not needed again.
+ */
+static void remove_made(int fd, const char *name)
+{
+	struct stat byfd, byname;
+	int up;
+
+	up = oc_openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
+	if (up < 0)
+		return;
+	if (fstat(fd, &byfd) == 0 &&
+	    fstatat(up, name, &byname, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    oc_same_inode(&byfd, &byname))
+		remove_tree(up, name);
+	close(up);
+}
+
+/*
+ * Create-or-open `path` at its name, owner-only, and set up what this call
+ * made. Used where nobody else can write the parent (then this is as
+ * strong as staging), for a name that turned out to exist, and with
+ * OCDIR_ALLOW_WEAK_EMULATION where staging cannot run.
+ */
+static int setup_at_name(int dirfd, const char *path, const char *last,
+			 const char *shown, const struct oc_req *req,
+			 ocdir_setup_fn setup, void *arg, int *created)
+{
+	struct oc_req own = *req;
+	int fd, made = 0, r;
+
+	own.mode &= S_IRWXU;
+	fd = oc_create_or_open(dirfd, path, &own, &made);
+	if (fd < 0 || !made) {
+		*created = 0;
+		return fd;
+	}
+	r = setup(fd, shown, OCDIR_SETUP_LEAF, arg);
+	if (r < 0) {
+		remove_made(fd, last);
+		close(fd);
+		return r > -4096 ? r : -EIO;
+	}
+	*created = 1;
+	return fd;
+}
+
+/*
+ * Staging in a shared parent: make it hidden, set it up, publish it. An
+ * existing name gives -EEXIST; a filesystem or LSM that refuses the
+ * publishing rename gives -EOPNOTSUPP. Nothing is left behind on failure.
+ */
+static int setup_staged(int parentfd, const char *last, const char *shown,
+			const struct oc_req *req, ocdir_setup_fn setup, void *arg)
+{
+	struct oc_req own = *req;
+	struct ocdir_prepared *p;
+	int fd, r;
+
+	own.mode &= S_IRWXU;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->name = strdup(last);
+	p->parentfd = fcntl(parentfd, F_DUPFD_CLOEXEC, 3);
+	if (!p->name || p->parentfd < 0) {
+		r = p->name ? -errno : -ENOMEM;
+		prepared_free(p);
+		return r;
+	}
+	fd = prepare_at(p, &own);
+	if (fd < 0) {
+		close(p->parentfd);
+		prepared_free(p);
+		return fd;
+	}
+	r = setup(fd, shown, OCDIR_SETUP_LEAF, arg);
+	if (r < 0) {
+		r = r > -4096 ? r : -EIO;
+	} else {
+		r = publish_rename(p);
+		/* No RENAME_NOREPLACE here, or an LSM refused the rename. */
+		if (r == -EINVAL || r == -ENOSYS || r == -EXDEV)
+			r = -EOPNOTSUPP;
+	}
+	if (r == 0) {
+		oc_stage_remove(p->parentfd, p->stagefd, p->stagename);
+	} else {
+		close(fd);
+		fd = r;
+		remove_tree(p->stagefd, p->name);
+		oc_stage_remove(p->parentfd, p->stagefd, p->stagename);
+	}
+	close(p->parentfd);
+	prepared_free(p);
+	return fd;
+}
+
+int oc_create_setup(int dirfd, const char *path, const char *shown,
+		    const struct oc_req *req, ocdir_setup_fn setup, void *arg,
+		    int *created)
+{
+	char *parent = NULL, *last = NULL;
+	int parentfd, fd, made = 0;
+	struct stat st;
+
+	if (!setup)
+		return oc_create_or_open(dirfd, path, req, created);
+	fd = oc_split_path(path, &parent, &last);
+	if (fd)
+		return fd;
+	parentfd = oc_scoped_open(dirfd, parent, O_PATH | O_DIRECTORY | O_CLOEXEC,
+				  req->resolve);
+	if (parentfd < 0) {
+		fd = parentfd;
+		goto out;
+	}
+	if (fstat(parentfd, &st) < 0) {
+		fd = -errno;
+	} else if (oc_parent_is_private(&st) && !req->always_stage) {
+		fd = setup_at_name(dirfd, path, last, shown, req, setup, arg, &made);
+	} else {
+		fd = setup_staged(parentfd, last, shown, req, setup, arg);
+		if (fd >= 0)
+			made = 1;
+		else if (fd == -EEXIST && !(req->flags & O_EXCL))
+			fd = setup_at_name(dirfd, path, last, shown, req, setup, arg, &made);
+		else if (fd == -EOPNOTSUPP && req->allow_weak && !req->always_stage)
+			fd = setup_at_name(dirfd, path, last, shown, req, setup, arg, &made);
+	}
+	close(parentfd);
+	if (fd >= 0 && created)
+		*created = made;
+out:
+	free(parent);
+	free(last);
+	return fd;
+}
+
+OC_EXPORT int ocdir_openat2_setup(int dirfd, const char *path,
+				  const struct ocdir_how *how, size_t size,
+				  ocdir_setup_fn setup, void *arg, int *created)
+{
+	struct oc_req req;
+	int r, made = 0;
+
+	if (!path)
+		return oc_result(-EFAULT);
+	r = oc_check_how(how, size, 1, &req);
+	if (r)
+		return oc_result(r);
+	r = oc_create_setup(dirfd, path, path, &req, setup, arg, &made);
+	if (r >= 0 && created)
+		*created = made;
 	return oc_result(r);
 }

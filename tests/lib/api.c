@@ -334,6 +334,170 @@ static void test_mkpath(int dfd)
 	T_CHECK(N("mkpath-no-stage-left"), !stage_left(dfd), "staging directory left");
 }
 
+/* ---- ocdir_openat2_setup / ocdir_mkpath_setup ---- */
+
+/* What a setup callback saw, and what it should answer. */
+struct setup_seen {
+	int parentfd;		/* the leaf's parent, to look for its name */
+	const char *leaf;	/* the leaf's name in parentfd */
+	int calls, leaf_calls;
+	int name_visible;	/* the leaf's name existed during setup */
+	mode_t mode;		/* the leaf's mode during setup */
+	char paths[256];	/* every path seen, ';'-separated */
+	int fail;		/* return this (negative) from the leaf call */
+	int add_file;		/* put a file in the leaf before failing */
+};
+
+static int record_setup(int fd, const char *path, unsigned int flags, void *arg)
+{
+	struct setup_seen *s = arg;
+	struct stat st;
+
+	s->calls++;
+	strncat(s->paths, path, sizeof(s->paths) - strlen(s->paths) - 2);
+	strcat(s->paths, flags & OCDIR_SETUP_LEAF ? "!;" : ";");
+	if (!(flags & OCDIR_SETUP_LEAF))
+		return 0;
+	s->leaf_calls++;
+	if (fstat(fd, &st) == 0)
+		s->mode = st.st_mode & 07777;
+	s->name_visible = exists(s->parentfd, s->leaf);
+	if (s->add_file) {
+		int f = openat(fd, "inside", O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+
+		if (f >= 0)
+			close(f);
+	}
+	if (s->fail)
+		return s->fail;
+	return fchmod(fd, 0750) ? -errno : 0;
+}
+
+/* Make directory `name` of mode `mode` in dfd and open it. */
+static int make_parent(int dfd, const char *name, mode_t mode)
+{
+	if (mkdirat(dfd, name, 0700) < 0 || fchmodat(dfd, name, mode, 0) < 0)
+		return -1;
+	return openat(dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+static void test_setup(int dfd, int weak)
+{
+	struct ocdir_how how = { .mode = 0777 };
+	struct setup_seen seen;
+	int pfd, fd, made;
+	struct stat st;
+
+	/* A private parent: made at its name, owner-only until set up. */
+	pfd = make_parent(dfd, "su-private", 0755);
+	seen = (struct setup_seen){ .parentfd = pfd, .leaf = "d" };
+	made = -1;
+	fd = ocdir_openat2_setup(pfd, "d", &how, sizeof(how), record_setup, &seen, &made);
+	T_CHECK(N("setup-private-once-owner-only"), fd >= 0 && made == 1 && seen.calls == 1 &&
+		seen.leaf_calls == 1 && seen.mode == 0700 && !strcmp(seen.paths, "d!;") &&
+		fstat(fd, &st) == 0 && (st.st_mode & 07777) == 0750,
+		"fd %d made %d calls %d mode %o paths %s errno %s", fd, made, seen.calls,
+		(unsigned)seen.mode, seen.paths, t_errname(errno));
+	if (fd >= 0)
+		close(fd);
+	/* An existing directory: opened, not set up. */
+	seen = (struct setup_seen){ .parentfd = pfd, .leaf = "d" };
+	fd = ocdir_openat2_setup(pfd, "d", &how, sizeof(how), record_setup, &seen, &made);
+	T_CHECK(N("setup-existing-not-called"), fd >= 0 && made == 0 && seen.calls == 0,
+		"fd %d made %d calls %d", fd, made, seen.calls);
+	if (fd >= 0)
+		close(fd);
+	how.flags = O_EXCL;
+	fd = ocdir_openat2_setup(pfd, "d", &how, sizeof(how), record_setup, &seen, &made);
+	T_CHECK(N("setup-existing-excl-eexist"), fd < 0 && errno == EEXIST && seen.calls == 0,
+		"fd %d errno %s", fd, t_errname(errno));
+	how.flags = 0;
+	/* A failing setup: its errno, and nothing left, contents included. */
+	seen = (struct setup_seen){ .parentfd = pfd, .leaf = "f", .fail = -ENOTSUP, .add_file = 1 };
+	fd = ocdir_openat2_setup(pfd, "f", &how, sizeof(how), record_setup, &seen, &made);
+	T_CHECK(N("setup-fails-private-nothing-left"), fd < 0 && errno == ENOTSUP &&
+		seen.leaf_calls == 1 && !exists(pfd, "f"), "fd %d errno %s", fd, t_errname(errno));
+	/* OCDIR_ALWAYS_STAGE: hidden during setup even in a private parent. */
+	how.options = OCDIR_ALWAYS_STAGE;
+	seen = (struct setup_seen){ .parentfd = pfd, .leaf = "s" };
+	fd = ocdir_openat2_setup(pfd, "s", &how, sizeof(how), record_setup, &seen, &made);
+	if (weak)
+		T_CHECK(N("setup-always-stage-no-noreplace-eopnotsupp"), fd < 0 &&
+			errno == EOPNOTSUPP && !exists(pfd, "s") && !stage_left(pfd),
+			"fd %d errno %s", fd, t_errname(errno));
+	else
+		T_CHECK(N("setup-always-stage-hidden"), fd >= 0 && made == 1 &&
+			!seen.name_visible && same_inode(fd, pfd, "s") && !stage_left(pfd),
+			"fd %d made %d visible %d errno %s", fd, made, seen.name_visible,
+			t_errname(errno));
+	if (fd >= 0)
+		close(fd);
+	how.options = 0;
+	close(pfd);
+
+	/* A shared parent: staged, hidden during setup, or EOPNOTSUPP. */
+	pfd = make_parent(dfd, "su-shared", 0777);
+	seen = (struct setup_seen){ .parentfd = pfd, .leaf = "d" };
+	fd = ocdir_openat2_setup(pfd, "d", &how, sizeof(how), record_setup, &seen, &made);
+	if (weak) {
+		T_CHECK(N("setup-shared-no-noreplace-eopnotsupp"), fd < 0 &&
+			errno == EOPNOTSUPP && seen.leaf_calls == 1 && !exists(pfd, "d") &&
+			!stage_left(pfd), "fd %d errno %s", fd, t_errname(errno));
+		how.options = OCDIR_ALLOW_WEAK_EMULATION;
+		seen = (struct setup_seen){ .parentfd = pfd, .leaf = "w" };
+		fd = ocdir_openat2_setup(pfd, "w", &how, sizeof(how), record_setup, &seen, &made);
+		T_CHECK(N("setup-shared-allow-weak-at-name"), fd >= 0 && made == 1 &&
+			same_inode(fd, pfd, "w") && !stage_left(pfd),
+			"fd %d made %d errno %s", fd, made, t_errname(errno));
+		how.options = 0;
+	} else {
+		T_CHECK(N("setup-shared-hidden-then-published"), fd >= 0 && made == 1 &&
+			!seen.name_visible && seen.mode == 0700 && same_inode(fd, pfd, "d") &&
+			fstat(fd, &st) == 0 && (st.st_mode & 07777) == 0750 && !stage_left(pfd),
+			"fd %d made %d visible %d mode %o errno %s", fd, made, seen.name_visible,
+			(unsigned)seen.mode, t_errname(errno));
+	}
+	if (fd >= 0)
+		close(fd);
+	seen = (struct setup_seen){ .parentfd = pfd, .leaf = "g", .fail = -EPERM, .add_file = 1 };
+	fd = ocdir_openat2_setup(pfd, "g", &how, sizeof(how), record_setup, &seen, &made);
+	T_CHECK(N("setup-fails-shared-nothing-left"), fd < 0 && errno == EPERM &&
+		!exists(pfd, "g") && !stage_left(pfd), "fd %d errno %s", fd, t_errname(errno));
+	close(pfd);
+
+	/* mkpath: each new level announced top down, the leaf set up last. */
+	pfd = make_parent(dfd, "su-path", 0755);
+	seen = (struct setup_seen){ .parentfd = pfd, .leaf = "a/b/c" };
+	fd = ocdir_mkpath_setup(pfd, "a/b/c", &how, sizeof(how), record_setup, &seen, &made);
+	T_CHECK(N("mkpath-setup-announces-levels"), fd >= 0 && made == 1 &&
+		!strcmp(seen.paths, "a;a/b;a/b/c!;") && same_inode(fd, pfd, "a/b/c"),
+		"fd %d made %d paths %s errno %s", fd, made, seen.paths, t_errname(errno));
+	if (fd >= 0)
+		close(fd);
+	seen = (struct setup_seen){ .parentfd = pfd, .leaf = "a/x/y" };
+	fd = ocdir_mkpath_setup(pfd, "a/x/y", &how, sizeof(how), record_setup, &seen, &made);
+	T_CHECK(N("mkpath-setup-existing-level-not-announced"), fd >= 0 &&
+		!strcmp(seen.paths, "a/x;a/x/y!;"), "paths %s errno %s", seen.paths,
+		t_errname(errno));
+	if (fd >= 0)
+		close(fd);
+	seen = (struct setup_seen){ .parentfd = pfd, .leaf = "n1/n2/n3", .fail = -EDQUOT };
+	fd = ocdir_mkpath_setup(pfd, "n1/n2/n3", &how, sizeof(how), record_setup, &seen, &made);
+	T_CHECK(N("mkpath-setup-fails-levels-removed"), fd < 0 && errno == EDQUOT &&
+		!exists(pfd, "n1") && !stage_left(pfd), "fd %d errno %s", fd, t_errname(errno));
+	/* umask 0277: the levels get u+wx (0700) as with mkdir -p; the leaf its mode. */
+	umask(0277);
+	fd = ocdir_mkpath(pfd, "u1/u2/u3", &how, sizeof(how), &made);
+	umask(022);
+	T_CHECK(N("mkpath-umask-0277-levels-u+wx"), fd >= 0 && made == 1 &&
+		fstatat(pfd, "u1/u2", &st, 0) == 0 && (st.st_mode & 07777) == 0700 &&
+		fstatat(pfd, "u1/u2/u3", &st, 0) == 0 && (st.st_mode & 07777) == 0500,
+		"fd %d errno %s mode %o", fd, t_errname(errno), (unsigned)(st.st_mode & 07777));
+	if (fd >= 0)
+		close(fd);
+	close(pfd);
+}
+
 static void test_prepare(int dfd)
 {
 	struct ocdir_how how = { .mode = 0750 };
@@ -701,6 +865,7 @@ static int run_mode(const char *name, const char *dir)
 	test_fast(dfd);
 	test_path_by_parent(dfd, !strcmp(name, "weak"));
 	test_mkpath(dfd);
+	test_setup(dfd, !strcmp(name, "weak"));
 	test_prepare(dfd);
 	test_discard_deep(dfd);
 	if (strcmp(name, "weak"))
