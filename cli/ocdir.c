@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/ocdir.c - the ocdir command: create directories race-free, in the
- * manner of mkdir(1) and install -d, on top of libocdir.
+ * cli/ocdir.c - the ocdir command: mkdir(1) and install -d without the
+ * race, over libocdir.
  *
- * Every attribute (mode, owner, group, xattrs) is applied through the new
- * directory's descriptor, never by path. When attributes are asked for, a
- * new directory is built hidden (ocdir_prepare), finished through its
- * descriptor and only then published under its name (ocdir_publish), so a
- * failure leaves nothing behind and nobody ever sees it half-done.
+ * Argument parsing and messages only. Creating, opening, setting up a new
+ * directory before anyone else can use it, publishing it and removing
+ * what a failed call made are the library's (ocdir_openat2_setup,
+ * ocdir_mkpath_setup); this file decides what to ask for and says what
+ * happened. Every attribute is applied through a descriptor.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -16,20 +16,26 @@
 #include <getopt.h>
 #include <grp.h>
 #include <limits.h>
+#include <locale.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/xattr.h>
 #include <unistd.h>
+#include <wchar.h>
+#include <wctype.h>
 
 #include "ocdir.h"
 
-#define OCDIR_VERSION OCDIR_VERSION_STRING
-
 #define PROG "ocdir"
+
+/* Exit status of --probe when the library emulates (0: native). */
+#define PROBE_EMULATED 2
 
 struct xattr_arg {
 	const char *name;
@@ -43,18 +49,20 @@ struct options {
 	int verbose;
 	int publish;
 	int probe;
+	int json;
+	int apply_existing;
 	int have_mode;
-	mode_t mode;		/* final mode, applied with fchmod when have_mode */
+	mode_t mode;		/* the -m mode, from a=rwx */
+	mode_t mode_mentioned;	/* setuid/setgid bits -m named (else kept) */
+	mode_t umask_bits;
 	uid_t uid;		/* (uid_t)-1: leave alone */
 	gid_t gid;		/* (gid_t)-1: leave alone */
+	const char *context;	/* -Z/--context=CTX: the SELinux label */
 	uint64_t resolve;	/* OCDIR_RESOLVE_BENEATH or _IN_ROOT or 0 */
 	const char *root;	/* --beneath/--in-root argument */
 	struct xattr_arg *xattrs;
 	size_t nxattrs;
 };
-
-/* What happened to one operand, for the verbose line. */
-enum outcome { OUT_CREATED, OUT_EXISTED };
 
 /* Bad usage: one line saying what, one pointing at --help; status 1. */
 __attribute__((format(printf, 1, 2), noreturn))
@@ -73,8 +81,9 @@ static void usage_error(const char *fmt, ...)
 static void print_help(void)
 {
 	printf("Usage: " PROG " [OPTION]... DIRECTORY...\n"
-"Create each DIRECTORY if it does not exist, race-free, and open it.\n"
-"An existing directory is accepted unless --exclusive is given.\n"
+"  or:  " PROG " --probe [--json]\n"
+"Create each DIRECTORY if it does not exist, race-free, as mkdir and\n"
+"install -d do. An existing directory is accepted unless --exclusive.\n"
 "\n"
 "  -p, --parents          create missing parent directories as needed\n"
 "  -m, --mode=MODE        set the mode (octal or symbolic, as chmod) of\n"
@@ -85,14 +94,22 @@ static void print_help(void)
 "                         directories\n"
 "      --xattr=NAME=VALUE set an extended attribute on created directories\n"
 "                         (repeatable)\n"
+"  -Z                     accepted for mkdir compatibility: the kernel's\n"
+"                         default security context is used\n"
+"      --context[=CTX]    like -Z, or with CTX set the SELinux security\n"
+"                         context of created directories to CTX\n"
+"      --apply-existing   apply -m, -o, -g to a DIRECTORY that exists\n"
+"                         already, as install -d does\n"
 "      --beneath=ROOT     resolve DIRECTORY relative to ROOT and never leave it\n"
 "      --in-root=ROOT     resolve DIRECTORY with ROOT as its \"/\"\n"
 "      --exclusive        fail if DIRECTORY exists already\n"
 "      --publish          build the directory hidden, apply the attributes,\n"
 "                         then make it appear in one step; DIRECTORY must be\n"
 "                         new\n"
-"      --probe            print the backend the library uses here, and why\n"
-"  -v, --verbose          print a line for each DIRECTORY\n"
+"      --probe            print the backend the library uses here, and why;\n"
+"                         exit status 0 if native, 2 if emulated\n"
+"      --json             with --probe: one JSON object\n"
+"  -v, --verbose          print a message for each created directory\n"
 "      --help             display this help and exit\n"
 "      --version          output version information and exit\n"
 "\n"
@@ -100,11 +117,116 @@ static void print_help(void)
 "See ocdir(1) and ocdir(7).\n");
 }
 
+/* ---- quoting names in messages, as coreutils' mkdir -v does ---- */
+
+/*
+ * Quote s for a shell (coreutils' "shell-escape-always" style): 'name';
+ * "name" if it holds a single quote and nothing a double quote would
+ * expand; characters that cannot be printed as $'\n' or $'\ooo' between
+ * quoted parts, so a name cannot forge a line or send escape sequences to
+ * a terminal.
+ */
+static void put_quoted(FILE *f, const char *s)
+{
+	size_t len = strlen(s), i = 0;
+	int has_quote = 0, needs_escape = 0, in_escape = 0;
+	mbstate_t st;
+
+	memset(&st, 0, sizeof(st));
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '\'')
+			has_quote = 1;
+		else if (c < 0x20 || c == 0x7f || c >= 0x80 || strchr("\"$`\\!", c))
+			needs_escape = 1;
+	}
+	if (has_quote && !needs_escape) {
+		fprintf(f, "\"%s\"", s);
+		return;
+	}
+	fputc('\'', f);
+	for (i = 0; i < len;) {
+		unsigned char c = (unsigned char)s[i];
+		size_t n = 1;
+		wchar_t wc;
+
+		if (c >= 0x80) {
+			n = mbrtowc(&wc, s + i, len - i, &st);
+			if (n == (size_t)-1 || n == (size_t)-2 || !iswprint((wint_t)wc)) {
+				memset(&st, 0, sizeof(st));
+				n = 0;
+			}
+		} else if (c < 0x20 || c == 0x7f) {
+			n = 0;
+		}
+		if (n == 0) {	/* not printable: $'...' */
+			static const char esc[] = "\a\b\f\n\r\t\v";
+			static const char letter[] = "abfnrtv";
+			const char *e = strchr(esc, c);
+
+			if (!in_escape)
+				fputs("'$'", f);
+			in_escape = 1;
+			if (c && e)
+				fprintf(f, "\\%c", letter[e - esc]);
+			else
+				fprintf(f, "\\%03o", c);
+			i++;
+			continue;
+		}
+		if (in_escape) {
+			fputs("''", f);
+			in_escape = 0;
+		}
+		if (c == '\'')
+			fputs("'\\''", f);
+		else
+			fwrite(s + i, 1, n, f);
+		i += n;
+	}
+	fputc('\'', f);
+}
+
+/* "PROG: <text with %Q for a quoted name>" and a newline, to f. */
+static void say(FILE *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs(PROG ": ", f);
+	va_start(ap, fmt);
+	for (const char *p = fmt; *p; p++) {
+		if (p[0] == '%' && p[1] == 'Q') {
+			put_quoted(f, va_arg(ap, const char *));
+			p++;
+		} else if (p[0] == '%' && p[1] == 's') {
+			fputs(va_arg(ap, const char *), f);
+			p++;
+		} else if (p[0] == '%' && p[1] == 'o') {
+			fprintf(f, "%04o", va_arg(ap, unsigned int));
+			p++;
+		} else if (p[0] == '%' && p[1] == 'u') {
+			fprintf(f, "%u", va_arg(ap, unsigned int));
+			p++;
+		} else {
+			fputc(*p, f);
+		}
+	}
+	va_end(ap);
+	fputc('\n', f);
+}
+
 /* ---- modes: octal, or symbolic as chmod(1) ---- */
 
 #define MODE_BITS 07777
 
-static int parse_octal_mode(const char *s, mode_t *out)
+/*
+ * An octal mode. As GNU chmod and mkdir: with fewer than five digits it
+ * names the setuid/setgid bits only where it sets them, so a directory
+ * keeps the setgid bit it inherits unless the mode says 02000 (set) or
+ * has five digits (00750 clears it).
+ */
+static int parse_octal_mode(const char *s, mode_t *out, mode_t *mentioned)
 {
 	unsigned long v = 0;
 	const char *p;
@@ -119,9 +241,9 @@ static int parse_octal_mode(const char *s, mode_t *out)
 	if (p == s)
 		return -1;
 	*out = (mode_t)v;
+	*mentioned = p - s < 5 ? (mode_t)v & (S_ISUID | S_ISGID) : S_ISUID | S_ISGID;
 	return 0;
 }
-
 /*
  * Apply a symbolic mode ("u+rwx,g-w,o=", "a+X", "g=u") to `mode`, with the
  * rules of chmod(1): without a who letter the umask masks what is changed;
@@ -129,9 +251,10 @@ static int parse_octal_mode(const char *s, mode_t *out)
  * target is always a directory, so X always means x.
  */
 static int parse_symbolic_mode(const char *s, mode_t mode, mode_t umask_bits,
-			       mode_t *out)
+			       mode_t *out, mode_t *mentioned_out)
 {
 	const char *p = s;
+	mode_t named = 0;
 
 	for (;;) {
 		mode_t who = 0;
@@ -183,6 +306,7 @@ static int parse_symbolic_mode(const char *s, mode_t mode, mode_t umask_bits,
 			else
 				value &= MODE_BITS & ~umask_bits;
 			/* A directory's setuid/setgid change only when named. */
+			named |= mentioned & (who ? who : MODE_BITS);
 			keep = (S_ISUID | S_ISGID) & ~(mentioned & (who ? who : MODE_BITS));
 			value &= ~keep;
 			if (op == '+') {
@@ -202,18 +326,18 @@ static int parse_symbolic_mode(const char *s, mode_t mode, mode_t umask_bits,
 		p++;
 	}
 	*out = mode & MODE_BITS;
+	*mentioned_out = named & (S_ISUID | S_ISGID);
 	return 0;
 }
 
-static int parse_mode(const char *s, mode_t *out)
+static int parse_mode(const char *s, mode_t umask_bits, mode_t *out,
+		      mode_t *mentioned)
 {
-	mode_t umask_bits = umask(0);
-
-	umask(umask_bits);
 	if (*s >= '0' && *s <= '7')
-		return parse_octal_mode(s, out);
+		return parse_octal_mode(s, out, mentioned);
 	/* mkdir -m starts from a=rwx. */
-	return parse_symbolic_mode(s, S_IRWXU | S_IRWXG | S_IRWXO, umask_bits, out);
+	return parse_symbolic_mode(s, S_IRWXU | S_IRWXG | S_IRWXO, umask_bits, out,
+				   mentioned);
 }
 
 /* ---- owners, groups, xattrs ---- */
@@ -291,399 +415,316 @@ static int add_xattr(struct options *o, const char *arg)
 static int wants_attributes(const struct options *o)
 {
 	return o->have_mode || o->uid != (uid_t)-1 || o->gid != (gid_t)-1 ||
-	       o->nxattrs;
+	       o->nxattrs || o->context;
 }
 
-static const char *backend_name(void)
+/* Is SELinux on? (Its filesystem is mounted where libselinux looks.) */
+static int selinux_enabled(void)
 {
-	return ocdir_backend(NULL) == OCDIR_BACKEND_NATIVE ? "native" : "emulated";
+	return access("/sys/fs/selinux/enforce", F_OK) == 0;
 }
+
+/*
+ * The mode a directory of this call ends with, given the mode it has now:
+ * -m's mode (else mkdir's 0777 minus the umask), plus the setgid bit it
+ * inherited unless -m named that bit.
+ */
+static mode_t final_mode(const struct options *o, mode_t now)
+{
+	mode_t mode = o->have_mode ? o->mode : 0777 & ~o->umask_bits;
+
+	if ((now & S_ISGID) && !(o->mode_mentioned & S_ISGID))
+		mode |= S_ISGID;
+	return mode;
+}
+
+/* What the setup step needs: the options, and whether it said why it failed. */
+struct setup_ctx {
+	const struct options *o;
+	int reported;
+};
 
 /*
  * Apply the requested attributes through fd. Order matters: xattrs first
  * (a mode of 0 would forbid them to a non-root owner), then the owner,
- * then the mode (chown may clear setgid, chmod sets it last).
+ * then the mode (chown may clear setgid, chmod sets it last). Returns 0 or
+ * -errno, with the message printed.
  */
 static int apply_attributes(int fd, const char *path, const struct options *o)
 {
+	struct stat st;
 	size_t i;
 
 	for (i = 0; i < o->nxattrs; i++) {
 		if (fsetxattr(fd, o->xattrs[i].name, o->xattrs[i].value,
 			      o->xattrs[i].size, 0)) {
-			fprintf(stderr, PROG ": cannot set attribute '%s' of '%s': %s\n",
-				o->xattrs[i].name, path, strerror(errno));
-			return -1;
+			int err = errno;
+
+			say(stderr, "cannot set attribute %Q of %Q: %s",
+			    o->xattrs[i].name, path, strerror(err));
+			return -err;
 		}
+	}
+	if (o->context && selinux_enabled() &&
+	    fsetxattr(fd, "security.selinux", o->context, strlen(o->context) + 1, 0)) {
+		int err = errno;
+
+		say(stderr, "cannot set the security context of %Q to %Q: %s",
+		    path, o->context, strerror(err));
+		return -err;
 	}
 	if ((o->uid != (uid_t)-1 || o->gid != (gid_t)-1) &&
 	    fchown(fd, o->uid, o->gid)) {
-		fprintf(stderr, PROG ": cannot change owner of '%s': %s\n", path,
-			strerror(errno));
-		return -1;
-	}
-	if (o->have_mode && fchmod(fd, o->mode)) {
-		fprintf(stderr, PROG ": cannot change permissions of '%s': %s\n", path,
-			strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-static void create_error(const char *path, int err)
-{
-	fprintf(stderr, PROG ": cannot create directory '%s': %s\n", path,
-		strerror(err));
-}
-
-/*
- * Remove the directory behind fd, which this call created, from its
- * current parent: only if the name still refers to that very inode. Used
- * only in the rare case where attributes had to be applied to a directory
- * that was already visible (see open_existing).
- */
-static void remove_created(int fd, const char *path)
-{
-	const char *slash, *name;
-	struct stat self, there;
-	char leaf[NAME_MAX + 1];
-	size_t len;
-	int parent;
-
-	len = strlen(path);
-	while (len > 1 && path[len - 1] == '/')
-		len--;
-	for (slash = path + len; slash > path && slash[-1] != '/'; slash--)
-		;
-	name = slash;
-	if ((size_t)(path + len - name) > NAME_MAX)
-		return;
-	memcpy(leaf, name, (size_t)(path + len - name));
-	leaf[path + len - name] = '\0';
-	if (fstat(fd, &self))
-		return;
-	parent = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (parent < 0)
-		return;
-	if (!fstatat(parent, leaf, &there, AT_SYMLINK_NOFOLLOW) &&
-	    there.st_dev == self.st_dev && there.st_ino == self.st_ino)
-		unlinkat(parent, leaf, AT_REMOVEDIR);
-	close(parent);
-}
-
-/*
- * Open `path` when it exists already (prepare said EEXIST). Done with the
- * library's create-or-open call; should the name vanish in between, that
- * call creates it, and then this call owns it and finishes it in place.
- */
-static int open_existing(int dirfd, const char *path, const struct options *o,
-			 enum outcome *outcome)
-{
-	struct ocdir_how how = { .flags = 0, .mode = 0777, .resolve = o->resolve };
-	int created = 0, fd;
-
-	/* Should it get created here after all, keep it private until finished. */
-	if (o->have_mode)
-		how.mode = o->mode & S_IRWXU;
-	fd = ocdir_openat2(dirfd, path, &how, sizeof(how), &created);
-	if (fd < 0) {
-		create_error(path, errno);
-		return -1;
-	}
-	if (created && apply_attributes(fd, path, o)) {
-		remove_created(fd, path);
-		close(fd);
-		return -1;
-	}
-	*outcome = created ? OUT_CREATED : OUT_EXISTED;
-	return fd;
-}
-
-/*
- * prepare -> apply -> publish, for `name` below prep_dirfd. An existing
- * destination is an error with --exclusive or --publish, else it is opened
- * as `path` below rootfd with the caller's scoping, and left as it is.
- */
-static int create_prepared(int prep_dirfd, const char *name, int rootfd,
-			   const char *path, const struct options *o,
-			   enum outcome *outcome)
-{
-	/*
-	 * Create the hidden directory owner-only: it is private anyway, and
-	 * the requested mode is set exactly with fchmod afterwards.
-	 */
-	struct ocdir_how how = { .flags = 0, .mode = 0700, .resolve = o->resolve };
-	struct ocdir_prepared *prep;
-	int fd;
-
-	if (!o->have_mode)
-		how.mode = 0777;
-	if (prep_dirfd != rootfd)
-		how.resolve = 0;	/* a plain name below a directory we hold */
-	fd = ocdir_prepare(prep_dirfd, name, &how, sizeof(how), &prep);
-	if (fd < 0) {
-		if (errno == EEXIST && !o->exclusive && !o->publish)
-			return open_existing(rootfd, path, o, outcome);
-		create_error(path, errno);
-		return -1;
-	}
-	if (apply_attributes(fd, path, o)) {
-		ocdir_discard(prep);
-		close(fd);
-		return -1;
-	}
-	if (ocdir_publish(prep)) {
 		int err = errno;
 
-		ocdir_discard(prep);
-		close(fd);
-		if (err == EEXIST && !o->exclusive && !o->publish)
-			return open_existing(rootfd, path, o, outcome);
-		create_error(path, err);
-		return -1;
+		say(stderr, "cannot change owner of %Q: %s", path, strerror(err));
+		return -err;
 	}
-	*outcome = OUT_CREATED;
-	return fd;
-}
+	if (fstat(fd, &st) || fchmod(fd, final_mode(o, st.st_mode))) {
+		int err = errno;
 
-/* Split "a/b/c//" into "a/b" and "c"; "c" alone has parent ".". */
-static int split_leaf(const char *path, char **parent, const char **leaf_out,
-		      char *leaf, size_t leaf_size)
-{
-	size_t len = strlen(path), start;
-
-	while (len > 1 && path[len - 1] == '/')
-		len--;
-	start = len;
-	while (start > 0 && path[start - 1] != '/')
-		start--;
-	if (len - start + 1 > leaf_size)
-		return -ENAMETOOLONG;
-	memcpy(leaf, path + start, len - start);
-	leaf[len - start] = '\0';
-	*leaf_out = leaf;
-	if (start == 0) {
-		*parent = strdup(".");
-	} else {
-		size_t plen = start;
-
-		/* Keep one "/" for "/x"; drop the separators before the leaf. */
-		while (plen > 1 && path[plen - 1] == '/')
-			plen--;
-		*parent = strndup(path, plen);
-	}
-	return *parent ? 0 : -ENOMEM;
-}
-
-static int is_dot_or_dotdot(const char *s)
-{
-	return !strcmp(s, ".") || !strcmp(s, "..");
-}
-
-/* One parent level of a -p operand, and whether this call created it. */
-struct level {
-	const char *name;	/* points into the parent path, not terminated */
-	size_t len;
-	int created;
-	dev_t dev;
-	ino_t ino;
-};
-
-/*
- * Remove the parent levels this call created, deepest first, starting at
- * `cur`, a descriptor to levels[last]. Each is removed through a descriptor
- * to its actual parent ("cur/..") and only while the name there still
- * refers to the inode this call created; rmdir refuses a non-empty one.
- * Stops at the first level this call did not create. Consumes `cur`.
- */
-static void remove_created_levels(int cur, const struct level *levels, size_t last)
-{
-	size_t i = last + 1;
-
-	while (i-- > 0 && levels[i].created) {
-		char name[NAME_MAX + 1];
-		struct stat self, there;
-		int parent;
-
-		if (levels[i].len > NAME_MAX || fstat(cur, &self) ||
-		    self.st_dev != levels[i].dev || self.st_ino != levels[i].ino)
-			break;
-		memcpy(name, levels[i].name, levels[i].len);
-		name[levels[i].len] = '\0';
-		parent = openat(cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (parent < 0)
-			break;
-		close(cur);
-		cur = parent;
-		if (fstatat(parent, name, &there, AT_SYMLINK_NOFOLLOW) ||
-		    there.st_dev != self.st_dev || there.st_ino != self.st_ino ||
-		    unlinkat(parent, name, AT_REMOVEDIR))
-			break;
-	}
-	close(cur);
-}
-
-static int has_dot_component(const char *p)
-{
-	while (*p) {
-		size_t n = strcspn(p, "/");
-
-		if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
-			return 1;
-		p += n;
-		p += strspn(p, "/");
+		say(stderr, "cannot change permissions of %Q: %s", path, strerror(err));
+		return -err;
 	}
 	return 0;
 }
 
 /*
- * -p with attributes: the parents are made one level at a time, each level
- * resolved from rootfd under the caller's scoping (ocdir_mkpath of a longer
- * prefix each time), so that this call knows which levels it created and
- * can remove them again if a deeper level or the leaf fails. Paths with
- * "." or ".." components are handed to ocdir_mkpath in one piece (parents
- * it creates then stay, as with mkdir -p).
+ * The library's setup step: intermediate directories -p made are only
+ * reported (mkdir -v), the directory asked for gets its attributes before
+ * anyone else can use it.
  */
-static int create_with_parents(int rootfd, const char *path,
-			       const struct options *o, enum outcome *outcome)
+static int setup_new(int fd, const char *path, unsigned int flags, void *arg)
 {
-	struct ocdir_how phow = { .mode = 0777, .resolve = o->resolve };
-	char leafbuf[NAME_MAX + 2], *parent = NULL, *prefix;
-	struct level *levels = NULL;
-	size_t nlevels = 0, off;
-	const char *leaf;
-	int pfd = -1, fd = -1, err, created;
+	struct setup_ctx *ctx = arg;
+	int r;
 
-	if (strlen(path) >= PATH_MAX) {
-		create_error(path, ENAMETOOLONG);
+	if (!(flags & OCDIR_SETUP_LEAF)) {
+		if (ctx->o->verbose)
+			say(stdout, "created directory %Q", path);
+		return 0;
+	}
+	r = apply_attributes(fd, path, ctx->o);
+	ctx->reported = r < 0;
+	return r;
+}
+
+/*
+ * An existing directory: as mkdir, leave it alone but say where it differs
+ * from what -m/-o/-g asked for; with --apply-existing, as install -d,
+ * change it through the descriptor.
+ */
+static int handle_existing(int fd, const char *path, const struct options *o)
+{
+	struct stat st;
+	mode_t want;
+
+	if (!o->have_mode && o->uid == (uid_t)-1 && o->gid == (gid_t)-1)
+		return 0;
+	if (fstat(fd, &st)) {
+		say(stderr, "cannot stat %Q: %s", path, strerror(errno));
 		return -1;
 	}
-	err = split_leaf(path, &parent, &leaf, leafbuf, sizeof(leafbuf));
-	if (err) {
-		create_error(path, -err);
-		return -1;
-	}
-	if (!*leaf || is_dot_or_dotdot(leaf)) {
-		/* "", "/", "a/.." name nothing that could be created. */
-		struct ocdir_how how = phow;
-
-		free(parent);
-		how.flags = o->exclusive ? O_EXCL : 0;
-		fd = ocdir_mkpath(rootfd, path, &how, sizeof(how), &created);
-		if (fd < 0) {
-			create_error(path, errno);
+	want = o->have_mode ? final_mode(o, st.st_mode) : st.st_mode & MODE_BITS;
+	if (o->apply_existing) {
+		if ((o->uid != (uid_t)-1 || o->gid != (gid_t)-1) &&
+		    fchown(fd, o->uid, o->gid)) {
+			say(stderr, "cannot change owner of %Q: %s", path, strerror(errno));
 			return -1;
 		}
-		*outcome = created ? OUT_CREATED : OUT_EXISTED;
-		return fd;
-	}
-	if (has_dot_component(parent) || !strcmp(parent, "/")) {
-		pfd = ocdir_mkpath(rootfd, parent, &phow, sizeof(phow), NULL);
-		if (pfd < 0)
-			goto fail_errno;
-		fd = create_prepared(pfd, leaf, rootfd, path, o, outcome);
-		close(pfd);
-		free(parent);
-		return fd;
-	}
-	levels = calloc(strlen(parent) / 2 + 2, sizeof(*levels));
-	prefix = strdup(parent);
-	if (!levels || !prefix) {
-		free(prefix);
-		errno = ENOMEM;
-		goto fail_errno;
-	}
-	off = strspn(parent, "/");
-	while (parent[off]) {
-		struct level *l = &levels[nlevels];
-		struct stat st;
-		int next;
-
-		l->name = parent + off;
-		l->len = strcspn(parent + off, "/");
-		off += l->len;
-		prefix[off] = '\0';
-		next = ocdir_mkpath(rootfd, prefix, &phow, sizeof(phow), &l->created);
-		prefix[off] = parent[off];
-		off += strspn(parent + off, "/");
-		if (next < 0) {
-			free(prefix);
-			goto fail_errno;
+		if (o->have_mode && fchmod(fd, want)) {
+			say(stderr, "cannot change permissions of %Q: %s", path,
+			    strerror(errno));
+			return -1;
 		}
-		if (pfd >= 0)
-			close(pfd);
-		pfd = next;
-		nlevels++;
-		if (l->created) {
-			if (fstat(pfd, &st)) {
-				l->created = 0;
-			} else {
-				l->dev = st.st_dev;
-				l->ino = st.st_ino;
-			}
-		}
+		return 0;
 	}
-	free(prefix);
-	fd = create_prepared(pfd, leaf, rootfd, path, o, outcome);
-	if (fd < 0) {
-		remove_created_levels(pfd, levels, nlevels - 1);
-		pfd = -1;
-	}
-	if (pfd >= 0)
-		close(pfd);
-	free(levels);
-	free(parent);
-	return fd;
+	if (o->have_mode && (st.st_mode & MODE_BITS) != want)
+		say(stderr, "warning: %Q exists: its mode %o is left as it is "
+		    "(-m %o applies to directories this call creates; "
+		    "--apply-existing changes it)", path,
+		    (unsigned int)(st.st_mode & MODE_BITS), (unsigned int)want);
+	if (o->uid != (uid_t)-1 && st.st_uid != o->uid)
+		say(stderr, "warning: %Q exists: its owner %u is left as it is "
+		    "(--apply-existing changes it)", path, (unsigned int)st.st_uid);
+	if (o->gid != (gid_t)-1 && st.st_gid != o->gid)
+		say(stderr, "warning: %Q exists: its group %u is left as it is "
+		    "(--apply-existing changes it)", path, (unsigned int)st.st_gid);
+	return 0;
+}
 
-fail_errno:
-	create_error(path, errno);
-	if (pfd >= 0 && nlevels)
-		remove_created_levels(pfd, levels, nlevels - 1);
-	else if (pfd >= 0)
-		close(pfd);
-	free(levels);
-	free(parent);
-	return -1;
+/*
+ * The sticky-directory rule refused an existing directory: the parent is
+ * sticky and writable by others, and the directory belongs to neither the
+ * caller nor the parent's owner. Only looked at to explain an EACCES.
+ */
+static int sticky_refusal(int rootfd, const char *path)
+{
+	char *copy = strdup(path), *slash;
+	struct stat parent, st;
+	int r = 0;
+
+	if (!copy)
+		return 0;
+	while (strlen(copy) > 1 && copy[strlen(copy) - 1] == '/')
+		copy[strlen(copy) - 1] = '\0';
+	slash = strrchr(copy, '/');
+	if (slash == copy)
+		slash[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	if (!fstatat(rootfd, slash ? copy : ".", &parent, 0) &&
+	    !fstatat(rootfd, path, &st, 0) && S_ISDIR(st.st_mode) &&
+	    (parent.st_mode & S_ISVTX) && (parent.st_mode & (S_IWGRP | S_IWOTH)) &&
+	    st.st_uid != geteuid() && st.st_uid != parent.st_uid)
+		r = 1;
+	free(copy);
+	return r;
+}
+
+/* Why the library refused, in words; the errno text where it says enough. */
+static void create_error(int rootfd, const char *path, int err,
+			 const struct options *o)
+{
+	switch (err) {
+	case EOPNOTSUPP:
+		say(stderr, "cannot create directory %Q: refused: the parent "
+		    "directory is writable by others and its filesystem (or a "
+		    "security module) does not allow the atomic no-replace "
+		    "rename that makes this race-free (%s); see ocdir(1)",
+		    path, strerror(err));
+		return;
+	case EXDEV:
+		if (o->root) {
+			say(stderr, "cannot create directory %Q: it leads outside "
+			    "%Q (--%s): %s", path, o->root,
+			    o->resolve == OCDIR_RESOLVE_BENEATH ? "beneath" : "in-root",
+			    strerror(err));
+			return;
+		}
+		break;
+	case EACCES:
+		if (sticky_refusal(rootfd, path)) {
+			say(stderr, "cannot open directory %Q: refused: it exists in a "
+			    "sticky directory that others can write to, and belongs "
+			    "neither to you nor to that directory's owner (someone "
+			    "else may have put it there)", path);
+			return;
+		}
+		break;
+	case EAGAIN:
+		say(stderr, "cannot create directory %Q: others kept changing the "
+		    "name while it was being created; try again (%s)", path,
+		    strerror(err));
+		return;
+	}
+	say(stderr, "cannot create directory %Q: %s", path, strerror(err));
 }
 
 static int process(int rootfd, const char *path, const struct options *o)
 {
 	struct ocdir_how how = {
-		.flags = o->exclusive ? O_EXCL : 0,
+		.flags = o->exclusive || o->publish ? O_EXCL : 0,
 		.mode = 0777,
 		.resolve = o->resolve,
+		.options = o->publish ? OCDIR_ALWAYS_STAGE : 0,
 	};
-	enum outcome outcome = OUT_CREATED;
+	struct setup_ctx ctx = { .o = o };
 	int fd, created = 0;
 
-	if (!wants_attributes(o) && !o->publish) {
+	if (!wants_attributes(o) && !o->publish && !(o->verbose && o->parents)) {
+		/* Nothing to set up: the cheapest safe path, as mkdir. */
 		if (o->parents)
 			fd = ocdir_mkpath(rootfd, path, &how, sizeof(how), &created);
 		else
 			fd = ocdir_openat2(rootfd, path, &how, sizeof(how), &created);
-		if (fd < 0) {
-			create_error(path, errno);
-			return -1;
-		}
-		outcome = created ? OUT_CREATED : OUT_EXISTED;
-	} else if (!o->parents) {
-		fd = create_prepared(rootfd, path, rootfd, path, o, &outcome);
+	} else if (o->parents) {
+		fd = ocdir_mkpath_setup(rootfd, path, &how, sizeof(how), setup_new,
+					&ctx, &created);
 	} else {
-		fd = create_with_parents(rootfd, path, o, &outcome);
+		fd = ocdir_openat2_setup(rootfd, path, &how, sizeof(how), setup_new,
+					 &ctx, &created);
 	}
-	if (fd < 0)
+	if (fd < 0) {
+		if (!ctx.reported)
+			create_error(rootfd, path, errno, o);
 		return -1;
-	close(fd);
-	if (o->verbose) {
-		if (outcome == OUT_CREATED)
-			printf(PROG ": created directory '%s' (%s%s)\n", path,
-			       backend_name(),
-			       wants_attributes(o) || o->publish ? ", published" : "");
-		else
-			printf(PROG ": directory '%s' existed (%s)\n", path,
-			       backend_name());
 	}
+	if (!created && handle_existing(fd, path, o)) {
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	if (created && o->verbose)
+		say(stdout, "created directory %Q", path);
 	return 0;
+}
+
+/* ---- --probe ---- */
+
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
+
+/*
+ * Does the kernel have openat2(2) / fchmodat2(2)? Asked with arguments
+ * each refuses before it looks at any file (no how; unknown flags), so
+ * nothing is opened or changed: ENOSYS means absent.
+ */
+static int have_openat2(void)
+{
+	return !(syscall(SYS_openat2, -1, "", NULL, (size_t)0) < 0 && errno == ENOSYS);
+}
+
+static int have_fchmodat2(void)
+{
+	return !(syscall(SYS_fchmodat2, -1, "", 0, ~0u) < 0 && errno == ENOSYS);
+}
+
+/* A JSON string: quotes, backslashes and control characters escaped. */
+static void put_json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static int probe(const struct options *o)
+{
+	const char *reason;
+	int native = ocdir_backend(&reason) == OCDIR_BACKEND_NATIVE;
+	struct utsname u;
+
+	if (!o->json) {
+		printf("%s: %s\n", native ? "native" : "emulated", reason);
+	} else {
+		if (uname(&u))
+			strcpy(u.release, "unknown");
+		printf("{\"backend\": ");
+		put_json_string(native ? "native" : "emulated");
+		printf(", \"reason\": ");
+		put_json_string(reason);
+		printf(", \"kernel\": ");
+		put_json_string(u.release);
+		printf(", \"openat2\": %s, \"fchmodat2\": %s, \"version\": ",
+		       have_openat2() ? "true" : "false",
+		       have_fchmodat2() ? "true" : "false");
+		put_json_string(OCDIR_VERSION_STRING);
+		printf("}\n");
+	}
+	return native ? 0 : PROBE_EMULATED;
 }
 
 /* ---- the test hook: OCDIR_CLI_CHECK_FDS=1 ---- */
@@ -747,6 +788,9 @@ enum {
 	OPT_XATTR,
 	OPT_PUBLISH,
 	OPT_PROBE,
+	OPT_JSON,
+	OPT_CONTEXT,
+	OPT_APPLY_EXISTING,
 	OPT_HELP,
 	OPT_VERSION,
 };
@@ -757,12 +801,15 @@ static const struct option long_options[] = {
 	{ "owner", required_argument, NULL, 'o' },
 	{ "group", required_argument, NULL, 'g' },
 	{ "verbose", no_argument, NULL, 'v' },
+	{ "context", optional_argument, NULL, OPT_CONTEXT },
+	{ "apply-existing", no_argument, NULL, OPT_APPLY_EXISTING },
 	{ "beneath", required_argument, NULL, OPT_BENEATH },
 	{ "in-root", required_argument, NULL, OPT_IN_ROOT },
 	{ "exclusive", no_argument, NULL, OPT_EXCLUSIVE },
 	{ "xattr", required_argument, NULL, OPT_XATTR },
 	{ "publish", no_argument, NULL, OPT_PUBLISH },
 	{ "probe", no_argument, NULL, OPT_PROBE },
+	{ "json", no_argument, NULL, OPT_JSON },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -770,35 +817,47 @@ static const struct option long_options[] = {
 
 static void parse_args(int argc, char **argv, struct options *o)
 {
+	const char *mode_arg = NULL;
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":pm:o:g:v", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":pm:o:g:vZ", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			o->parents = 1;
 			break;
 		case 'm':
-			if (parse_mode(optarg, &o->mode)) {
-				fprintf(stderr, PROG ": invalid mode '%s'\n", optarg);
-				exit(1);
-			}
-			o->have_mode = 1;
+			mode_arg = optarg;
 			break;
 		case 'o':
 			if (parse_owner(optarg, &o->uid)) {
-				fprintf(stderr, PROG ": invalid user '%s'\n", optarg);
+				say(stderr, "invalid user %Q", optarg);
 				exit(1);
 			}
 			break;
 		case 'g':
 			if (parse_group(optarg, &o->gid)) {
-				fprintf(stderr, PROG ": invalid group '%s'\n", optarg);
+				say(stderr, "invalid group %Q", optarg);
 				exit(1);
 			}
 			break;
 		case 'v':
 			o->verbose = 1;
+			break;
+		case 'Z':
+			break;	/* the kernel's default labelling */
+		case OPT_CONTEXT:
+			if (!optarg)
+				break;
+			if (!selinux_enabled()) {
+				say(stderr, "warning: ignoring --context; it requires an "
+				    "SELinux-enabled kernel");
+				break;
+			}
+			o->context = optarg;
+			break;
+		case OPT_APPLY_EXISTING:
+			o->apply_existing = 1;
 			break;
 		case OPT_BENEATH:
 		case OPT_IN_ROOT:
@@ -813,8 +872,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 			break;
 		case OPT_XATTR:
 			if (add_xattr(o, optarg)) {
-				fprintf(stderr, PROG ": invalid xattr '%s': expected NAME=VALUE\n",
-					optarg);
+				say(stderr, "invalid xattr %Q: expected NAME=VALUE", optarg);
 				exit(1);
 			}
 			break;
@@ -824,11 +882,14 @@ static void parse_args(int argc, char **argv, struct options *o)
 		case OPT_PROBE:
 			o->probe = 1;
 			break;
+		case OPT_JSON:
+			o->json = 1;
+			break;
 		case OPT_HELP:
 			print_help();
 			exit(0);
 		case OPT_VERSION:
-			printf(PROG " " OCDIR_VERSION "\n");
+			printf(PROG " " OCDIR_VERSION_STRING "\n");
 			exit(0);
 		case ':':
 			if (!strncmp(argv[optind - 1], "--", 2))
@@ -841,6 +902,20 @@ static void parse_args(int argc, char **argv, struct options *o)
 			usage_error("unrecognized option '%s'", argv[optind - 1]);
 		}
 	}
+	/* The umask is this process's; read once, before anything else runs. */
+	o->umask_bits = umask(0);
+	umask(o->umask_bits);
+	if (mode_arg) {
+		if (parse_mode(mode_arg, o->umask_bits, &o->mode, &o->mode_mentioned)) {
+			say(stderr, "invalid mode %Q", mode_arg);
+			exit(1);
+		}
+		o->have_mode = 1;
+	}
+	if (o->json && !o->probe)
+		usage_error("--json goes with --probe");
+	if (o->apply_existing && (o->exclusive || o->publish))
+		usage_error("--apply-existing makes no sense with --exclusive or --publish");
 }
 
 int main(int argc, char **argv)
@@ -849,23 +924,23 @@ int main(int argc, char **argv)
 	int check_fds = env_is_one("OCDIR_CLI_CHECK_FDS");
 	int rootfd = AT_FDCWD, status = 0, i;
 
+	setlocale(LC_CTYPE, "");
 	if (check_fds)
 		snapshot_fds(fds_at_start);
 	parse_args(argc, argv, &o);
-	if (o.probe) {
-		const char *reason;
-		int b = ocdir_backend(&reason);
-
-		printf("%s: %s\n", b == OCDIR_BACKEND_NATIVE ? "native" : "emulated",
-		       reason);
+	if (o.probe && optind >= argc) {
+		status = probe(&o);
+		goto out;
 	}
-	if (optind >= argc && !o.probe)
+	if (o.probe)
+		probe(&o);
+	if (optind >= argc)
 		usage_error("missing operand");
-	if (o.root && optind < argc) {
+	if (o.root) {
 		rootfd = open(o.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (rootfd < 0) {
-			fprintf(stderr, PROG ": cannot open root directory '%s': %s\n",
-				o.root, strerror(errno));
+			say(stderr, "cannot open root directory %Q: %s", o.root,
+			    strerror(errno));
 			status = 1;
 			goto out;
 		}
@@ -880,7 +955,7 @@ out:
 		free((char *)o.xattrs[x].name);
 	free(o.xattrs);
 	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, PROG ": write error: %s\n", strerror(errno));
+		say(stderr, "write error: %s", strerror(errno));
 		status = 1;
 	}
 	if (check_fds && report_leaked_fds())
