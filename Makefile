@@ -14,7 +14,12 @@
 # build/ (host programs) and ${XDG_CACHE_HOME:-~/.cache}/ocdir (kernels).
 
 .DEFAULT_GOAL := all
-BUILD   ?= build
+# The build directory is build/ unless the make command line names another
+# (`make BUILD=b-clang CC=clang`). A BUILD variable in the environment, as
+# some CI systems set one, is not taken: the tests look in build/.
+ifneq ($(origin BUILD),command line)
+BUILD := build
+endif
 CFLAGS  ?= -O2 -g
 RANLIB  ?= ranlib
 OBJCOPY ?= objcopy
