@@ -632,12 +632,19 @@ static int process(int rootfd, const char *path, const struct options *o)
 	struct setup_ctx ctx = { .o = o };
 	int fd, created = 0;
 
-	if (!wants_attributes(o) && !o->publish && !(o->verbose && o->parents)) {
-		/* Nothing to set up: the cheapest safe path, as mkdir. */
-		if (o->parents)
-			fd = ocdir_mkpath(rootfd, path, &how, sizeof(how), &created);
-		else
-			fd = ocdir_openat2(rootfd, path, &how, sizeof(how), &created);
+	if (!wants_attributes(o) && !o->publish && !o->parents) {
+		/* Nothing to set up and no descriptor needed: as cheap as mkdir. */
+		created = ocdir_mkdirat(rootfd, path, &how, sizeof(how));
+		if (created < 0) {
+			create_error(rootfd, path, errno, o);
+			return -1;
+		}
+		if (created && o->verbose)
+			say(stdout, "created directory %Q", path);
+		return 0;
+	}
+	if (!wants_attributes(o) && !o->publish && !o->verbose) {
+		fd = ocdir_mkpath(rootfd, path, &how, sizeof(how), &created);
 	} else if (o->parents) {
 		fd = ocdir_mkpath_setup(rootfd, path, &how, sizeof(how), setup_new,
 					&ctx, &created);

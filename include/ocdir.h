@@ -252,6 +252,24 @@ int ocdir_openat2(int dirfd, const char *path, const struct ocdir_how *how,
 		  size_t size, int *created);
 
 /*
+ * ocdir_mkdirat - create the directory `path` if it does not exist, and
+ * accept an existing one, by the rules of ocdir_openat2, for callers that
+ * need no descriptor (the ocdir command without attributes): `mkdir -p`
+ * for one level, without its "is it a directory?" race.
+ *
+ * Unscoped (how->resolve 0), a new directory is one mkdirat(2): nothing is
+ * done to it afterwards, so there is no window to protect. An existing
+ * name is then opened with ocdir_openat2's rules (it must be a directory;
+ * a trailing symlink to one is followed unless O_NOFOLLOW; the sticky
+ * rule) and closed again. With scoping, one ocdir_openat2 call.
+ *
+ * Returns 1 if this call created the directory, 0 if it existed, or -1
+ * with errno as ocdir_openat2. Since 1.2.0.
+ */
+int ocdir_mkdirat(int dirfd, const char *path, const struct ocdir_how *how,
+		  size_t size);
+
+/*
  * ocdir_mkpath - "mkdir -p" that returns a descriptor to the last directory.
  *
  * Walks path one component at a time, creating each missing directory and

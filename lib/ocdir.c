@@ -194,6 +194,38 @@ OC_EXPORT int ocdir_openat(int dirfd, const char *path, int flags, mode_t mode)
 	return oc_result(oc_create_or_open(dirfd, path, &req, NULL));
 }
 
+/* ---- create, no descriptor ---- */
+
+OC_EXPORT int ocdir_mkdirat(int dirfd, const char *path,
+			    const struct ocdir_how *how, size_t size)
+{
+	struct oc_req req;
+	int r, made = 0;
+
+	if (!path)
+		return oc_result(-EFAULT);
+	r = oc_check_how(how, size, 1, &req);
+	if (r)
+		return oc_result(r);
+	/*
+	 * Nothing is done to the new directory after mkdir(2) made it, so
+	 * there is no window to protect: unscoped, the system call is the
+	 * whole job. Only a name that exists needs the rules of
+	 * ocdir_openat2 (a directory, the sticky rule, a trailing symlink).
+	 */
+	if (!req.resolve && *path) {
+		if (mkdirat(dirfd, path, req.mode) == 0)
+			return 1;
+		if (errno != EEXIST || (req.flags & O_EXCL))
+			return oc_result(-errno);
+	}
+	r = oc_create_or_open(dirfd, path, &req, &made);
+	if (r < 0)
+		return oc_result(r);
+	close(r);
+	return made;
+}
+
 /* ---- mkdir -p ---- */
 
 struct level {

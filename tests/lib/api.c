@@ -3,7 +3,7 @@
  * tests/lib/api.c - libocdir calls beyond the conformance table: argument
  * checks of the how-struct, O_CLOEXEC opt-out, mkpath (leaf fd, created
  * flag, rollback), prepare/publish/discard, EMFILE at every step leaving
- * nothing behind, and threads racing for one name.
+ * nothing behind, ocdir_mkdirat(), and threads racing for one name.
  *
  *   lib-api [DIR]     runs once per library mode (default and emulated).
  */
@@ -145,6 +145,75 @@ static void test_cwd_bare_names(int dfd)
 	if (fchdir(cwd) < 0)
 		t_fail(N("cwd-back"), "%s", strerror(errno));
 	close(cwd);
+}
+
+/*
+ * ocdir_mkdirat(): 1 for a new directory, 0 for an existing one, the
+ * refusals of ocdir_openat2 for what it would not open, nothing left open.
+ */
+static void test_mkdirat(int dfd)
+{
+	struct ocdir_how how = { .mode = 0750 };
+	struct stat st;
+	int r, fds = t_count_fds(), fd;
+
+	mkdirat(dfd, "mk", 0755);
+	r = ocdir_mkdirat(dfd, "mk/new", &how, sizeof(how));
+	T_CHECK(N("mkdirat-new"), r == 1 && is_dir(dfd, "mk/new") &&
+		fstatat(dfd, "mk/new", &st, 0) == 0 && (st.st_mode & 07777) == 0750,
+		"r %d errno %s mode %o", r, t_errname(errno), (unsigned)st.st_mode);
+	r = ocdir_mkdirat(dfd, "mk/new/", &how, sizeof(how));
+	T_CHECK(N("mkdirat-existing"), r == 0, "r %d errno %s", r, t_errname(errno));
+	fd = openat(dfd, "mk/file", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0)
+		close(fd);
+	errno = 0;
+	r = ocdir_mkdirat(dfd, "mk/file", &how, sizeof(how));
+	T_CHECK(N("mkdirat-file-enotdir"), r == -1 && errno == ENOTDIR, "r %d errno %s",
+		r, t_errname(errno));
+	(void)!symlinkat("new", dfd, "mk/link");
+	r = ocdir_mkdirat(dfd, "mk/link", &how, sizeof(how));
+	T_CHECK(N("mkdirat-symlink-followed"), r == 0, "r %d errno %s", r, t_errname(errno));
+	how.flags = O_NOFOLLOW;
+	errno = 0;
+	r = ocdir_mkdirat(dfd, "mk/link", &how, sizeof(how));
+	T_CHECK(N("mkdirat-nofollow"), r == -1 && (errno == ENOTDIR || errno == ELOOP),
+		"r %d errno %s", r, t_errname(errno));
+	how.flags = O_EXCL;
+	errno = 0;
+	r = ocdir_mkdirat(dfd, "mk/new", &how, sizeof(how));
+	T_CHECK(N("mkdirat-excl-eexist"), r == -1 && errno == EEXIST, "r %d errno %s",
+		r, t_errname(errno));
+	(void)!symlinkat("missing", dfd, "mk/dangling");
+	how.flags = 0;
+	errno = 0;
+	r = ocdir_mkdirat(dfd, "mk/dangling", &how, sizeof(how));
+	T_CHECK(N("mkdirat-dangling-eexist"), r == -1 && errno == EEXIST &&
+		!exists(dfd, "mk/missing"), "r %d errno %s", r, t_errname(errno));
+	how.flags = O_WRONLY;
+	errno = 0;
+	r = ocdir_mkdirat(dfd, "mk/wronly", &how, sizeof(how));
+	T_CHECK(N("mkdirat-wronly-nothing-made"), r == -1 && errno == ENOTDIR &&
+		!exists(dfd, "mk/wronly"), "r %d errno %s", r, t_errname(errno));
+	how.flags = 0;
+	how.resolve = OCDIR_RESOLVE_BENEATH;
+	errno = 0;
+	r = ocdir_mkdirat(dfd, "mk/../../escape", &how, sizeof(how));
+	T_CHECK(N("mkdirat-beneath-exdev"), r == -1 && errno == EXDEV, "r %d errno %s",
+		r, t_errname(errno));
+	r = ocdir_mkdirat(dfd, "mk/scoped", &how, sizeof(how));
+	T_CHECK(N("mkdirat-beneath-new"), r == 1 && is_dir(dfd, "mk/scoped"), "r %d errno %s",
+		r, t_errname(errno));
+	errno = 0;
+	r = ocdir_mkdirat(dfd, "mk/x", NULL, sizeof(how));
+	T_CHECK(N("mkdirat-null-how"), r == -1 && errno == EFAULT && !exists(dfd, "mk/x"),
+		"r %d errno %s", r, t_errname(errno));
+	errno = 0;
+	r = ocdir_mkdirat(dfd, NULL, &how, sizeof(how));
+	T_CHECK(N("mkdirat-null-path"), r == -1 && errno == EFAULT, "r %d errno %s",
+		r, t_errname(errno));
+	T_CHECK(N("mkdirat-no-fd-left"), t_count_fds() == fds && !stage_left(dfd),
+		"fds %d -> %d", fds, t_count_fds());
 }
 
 static void test_cloexec(int dfd)
@@ -862,6 +931,7 @@ static int run_mode(const char *name, const char *dir)
 	test_how_checks(dfd);
 	test_cloexec(dfd);
 	test_cwd_bare_names(dfd);
+	test_mkdirat(dfd);
 	test_fast(dfd);
 	test_path_by_parent(dfd, !strcmp(name, "weak"));
 	test_mkpath(dfd);
