@@ -120,32 +120,16 @@ static void print_help(void)
 /* ---- quoting names in messages, as coreutils' mkdir -v does ---- */
 
 /*
- * Quote s for a shell (coreutils' "shell-escape-always" style): 'name';
- * "name" if it holds a single quote and nothing a double quote would
- * expand; characters that cannot be printed as $'\n' or $'\ooo' between
- * quoted parts, so a name cannot forge a line or send escape sequences to
- * a terminal.
+ * One pass of coreutils' single-quote style over s: printable characters
+ * as they are, ' as '\'', the rest as $'\ooo' escapes. With f NULL nothing
+ * is written; *in_escape is the state the pass ends in.
  */
-static void put_quoted(FILE *f, const char *s)
+static void quote_pass(FILE *f, const char *s, size_t len, int *in_escape)
 {
-	size_t len = strlen(s), i = 0;
-	int has_quote = 0, needs_escape = 0, in_escape = 0;
 	mbstate_t st;
+	size_t i;
 
 	memset(&st, 0, sizeof(st));
-	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c == '\'')
-			has_quote = 1;
-		else if (c < 0x20 || c == 0x7f || c >= 0x80 || strchr("\"$`\\!", c))
-			needs_escape = 1;
-	}
-	if (has_quote && !needs_escape) {
-		fprintf(f, "\"%s\"", s);
-		return;
-	}
-	fputc('\'', f);
 	for (i = 0; i < len;) {
 		unsigned char c = (unsigned char)s[i];
 		size_t n = 1;
@@ -165,26 +149,70 @@ static void put_quoted(FILE *f, const char *s)
 			static const char letter[] = "abfnrtv";
 			const char *e = strchr(esc, c);
 
-			if (!in_escape)
+			if (f && !*in_escape)
 				fputs("'$'", f);
-			in_escape = 1;
-			if (c && e)
+			*in_escape = 1;
+			if (f && c && e)
 				fprintf(f, "\\%c", letter[e - esc]);
-			else
+			else if (f)
 				fprintf(f, "\\%03o", c);
 			i++;
 			continue;
 		}
-		if (in_escape) {
-			fputs("''", f);
-			in_escape = 0;
+		if (c == '\'') {
+			/* closes a $'...' as well as a '...' */
+			if (f)
+				fputs("'\\''", f);
+			*in_escape = 0;
+		} else {
+			if (f && *in_escape)
+				fputs("''", f);
+			*in_escape = 0;
+			if (f)
+				fwrite(s + i, 1, n, f);
 		}
-		if (c == '\'')
-			fputs("'\\''", f);
-		else
-			fwrite(s + i, 1, n, f);
 		i += n;
 	}
+}
+
+/*
+ * A name as GNU mkdir -v quotes it (gnulib's shell-escape-always style),
+ * byte for byte, so that scripts comparing the output see no difference.
+ * Bytes that cannot be printed come out as escapes (\n, \177), never raw,
+ * so a name cannot forge a line or send escape sequences to a terminal.
+ */
+static void put_quoted(FILE *f, const char *s)
+{
+	size_t len = strlen(s), i;
+	int has_quote = 0, all_plain = 1, in_escape = 0;
+
+	/*
+	 * A name with a single quote is put in double quotes when every other
+	 * byte means the same inside double quotes and to the shell (letters,
+	 * digits, space and " %+,-.:@]_", '#' and '~' at the start).
+	 */
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '\'')
+			has_quote = 1;
+		else if (!(isascii(c) && isalnum(c)) && !strchr(" %+,-.:@]_", c) &&
+			 !(i == 0 && (c == '#' || c == '~')))
+			all_plain = 0;
+	}
+	if (has_quote && all_plain) {
+		fprintf(f, "\"%s\"", s);
+		return;
+	}
+	/*
+	 * gnulib measures a name with a single quote in a first pass and then
+	 * quotes it without resetting its state: a name that ends in an
+	 * escape starts as if one were open. Done the same here.
+	 */
+	if (has_quote)
+		quote_pass(NULL, s, len, &in_escape);
+	fputc('\'', f);
+	quote_pass(f, s, len, &in_escape);
 	fputc('\'', f);
 }
 
@@ -442,6 +470,7 @@ static mode_t final_mode(const struct options *o, mode_t now)
 struct setup_ctx {
 	const struct options *o;
 	int reported;
+	char *leaf_name;	/* the new leaf as -v names it ("x" for "x/.") */
 };
 
 /*
@@ -506,6 +535,8 @@ static int setup_new(int fd, const char *path, unsigned int flags, void *arg)
 	}
 	r = apply_attributes(fd, path, ctx->o);
 	ctx->reported = r < 0;
+	if (!r && ctx->o->verbose && !(ctx->leaf_name = strdup(path)))
+		r = -ENOMEM;
 	return r;
 }
 
@@ -655,6 +686,7 @@ static int process(int rootfd, const char *path, const struct options *o)
 	if (fd < 0) {
 		if (!ctx.reported)
 			create_error(rootfd, path, errno, o);
+		free(ctx.leaf_name);
 		return -1;
 	}
 	if (!created && handle_existing(fd, path, o)) {
@@ -663,7 +695,8 @@ static int process(int rootfd, const char *path, const struct options *o)
 	}
 	close(fd);
 	if (created && o->verbose)
-		say(stdout, "created directory %Q", path);
+		say(stdout, "created directory %Q", ctx.leaf_name ? ctx.leaf_name : path);
+	free(ctx.leaf_name);
 	return 0;
 }
 

@@ -274,11 +274,13 @@ int ocdir_mkdirat(int dirfd, const char *path, const struct ocdir_how *how,
  *
  * Walks path one component at a time, creating each missing directory and
  * opening it through its parent's descriptor (with RESOLVE_BENEATH or
- * RESOLVE_IN_ROOT each level is resolved from dirfd under the same scoping).
- * Intermediate directories are created with mode 0777 minus the umask, plus
- * u+wx (set through their descriptors, as mkdir -p does, so that the walk
- * can go on below them whatever the umask); the leaf gets how->mode. how->flags apply to the leaf only (O_EXCL: the
- * leaf must be new; O_NOFOLLOW: the leaf may not be a symlink); symlinks
+ * RESOLVE_IN_ROOT each level is resolved from dirfd under the same scoping,
+ * and path must be shorter than PATH_MAX; unscoped it may be longer, as
+ * for mkdir -p). Intermediate directories are created with mode 0777 minus
+ * the umask, plus u+wx (set through their descriptors, as mkdir -p does,
+ * so that the walk can go on below them whatever the umask); the leaf gets
+ * how->mode. how->flags apply to the leaf only (O_EXCL: the leaf must be
+ * new; O_NOFOLLOW: the leaf may not be a symlink); symlinks
  * before the leaf are followed unless OCDIR_RESOLVE_NO_SYMLINKS. A symlink
  * to a missing target is never followed to create anything (EEXIST).
  *

@@ -284,6 +284,30 @@ static int announce(int fd, const char *path, const struct level *l,
 	return r > -4096 ? r : -EIO;
 }
 
+/*
+ * Make the leaf with the caller's setup. Its name for messages is the
+ * caller's path, but where "." components follow the leaf ("x/.", "x/./")
+ * only the part up to it, as mkdir -pv names it.
+ */
+static int setup_leaf(int at, const char *name, const char *path,
+		      const struct level *l, const char *copy,
+		      const struct oc_req *req, ocdir_setup_fn setup, void *arg,
+		      int *made)
+{
+	size_t end = (size_t)(l->name - copy) + strlen(l->name);
+	char *shown;
+	int fd;
+
+	if (!path[end + strspn(path + end, "/")])
+		return oc_create_setup(at, name, path, req, setup, arg, made);
+	shown = strndup(path, end);
+	if (!shown)
+		return -ENOMEM;
+	fd = oc_create_setup(at, name, shown, req, setup, arg, made);
+	free(shown);
+	return fd;
+}
+
 static int mkpath(int dirfd, const char *path, const struct oc_req *leafreq,
 		  ocdir_setup_fn setup, void *arg, int *leaf_created)
 {
@@ -297,7 +321,12 @@ static int mkpath(int dirfd, const char *path, const struct oc_req *leafreq,
 
 	if (!len)
 		return -ENOENT;
-	if (len >= PATH_MAX)
+	/*
+	 * Unscoped, each level is reached from the one before by its own
+	 * name, so the whole path may be longer than PATH_MAX, as mkdir -p
+	 * allows; scoped, each level is looked up from dirfd by its prefix.
+	 */
+	if (scoped && len >= PATH_MAX)
 		return -ENAMETOOLONG;
 	midreq.flags &= ~(O_EXCL | O_NOFOLLOW);
 	midreq.mode = 0777;
@@ -347,7 +376,8 @@ static int mkpath(int dirfd, const char *path, const struct oc_req *leafreq,
 		}
 		made = 0;
 		if (req == leafreq && setup) {
-			fd = oc_create_setup(at, name, path, req, setup, arg, &made);
+			fd = setup_leaf(at, name, path, &lv[i], copy, req, setup, arg,
+					&made);
 		} else if (req == &midreq && below_new) {
 			/*
 			 * Below a directory this call made the level is new,

@@ -216,6 +216,39 @@ static void test_mkdirat(int dfd)
 		"fds %d -> %d", fds, t_count_fds());
 }
 
+/*
+ * Unscoped, ocdir_mkpath walks a path longer than PATH_MAX a level at a
+ * time, as mkdir -p does; scoped it refuses it with ENAMETOOLONG.
+ */
+static void test_mkpath_long(int dfd)
+{
+	struct ocdir_how how = { .mode = 0755 };
+	size_t n = 2100, i;
+	char *path = malloc(2 * n + 1);
+	int fd, made = 0;
+
+	if (!path) {
+		t_fail(N("mkpath-long"), "malloc");
+		return;
+	}
+	for (i = 0; i < n; i++)
+		memcpy(path + 2 * i, "L/", 2);
+	path[2 * n - 1] = '\0';
+	fd = ocdir_mkpath(dfd, path, &how, sizeof(how), &made);
+	T_CHECK(N("mkpath-over-path-max"), fd >= 0 && made, "fd %d errno %s", fd,
+		t_errname(errno));
+	if (fd >= 0)
+		close(fd);
+	how.resolve = OCDIR_RESOLVE_BENEATH;
+	errno = 0;
+	fd = ocdir_mkpath(dfd, path, &how, sizeof(how), &made);
+	T_CHECK(N("mkpath-over-path-max-scoped"), fd == -1 && errno == ENAMETOOLONG,
+		"fd %d errno %s", fd, t_errname(errno));
+	if (fd >= 0)
+		close(fd);
+	free(path);
+}
+
 static void test_cloexec(int dfd)
 {
 	struct ocdir_how how = { .mode = 0755, .options = OCDIR_NO_CLOEXEC };
@@ -935,6 +968,7 @@ static int run_mode(const char *name, const char *dir)
 	test_fast(dfd);
 	test_path_by_parent(dfd, !strcmp(name, "weak"));
 	test_mkpath(dfd);
+	test_mkpath_long(dfd);
 	test_setup(dfd, !strcmp(name, "weak"));
 	test_prepare(dfd);
 	test_discard_deep(dfd);
