@@ -674,6 +674,12 @@ static int process(int rootfd, const char *path, const struct options *o)
 			say(stdout, "created directory %Q", path);
 		return 0;
 	}
+	/*
+	 * With nothing to apply to an existing leaf, searching it is enough:
+	 * an unreadable existing directory is accepted, as by mkdir -p.
+	 */
+	if (!wants_attributes(o) && o->parents)
+		how.flags |= O_PATH;
 	if (!wants_attributes(o) && !o->publish && !o->verbose) {
 		fd = ocdir_mkpath(rootfd, path, &how, sizeof(how), &created);
 	} else if (o->parents) {

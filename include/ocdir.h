@@ -261,7 +261,9 @@ int ocdir_openat2(int dirfd, const char *path, const struct ocdir_how *how,
  * done to it afterwards, so there is no window to protect. An existing
  * name is then opened with ocdir_openat2's rules (it must be a directory;
  * a trailing symlink to one is followed unless O_NOFOLLOW; the sticky
- * rule) and closed again. With scoping, one ocdir_openat2 call.
+ * rule) and closed again; as no descriptor is handed out, an existing
+ * directory the caller may not read is accepted, as by mkdir. With
+ * scoping, one ocdir_openat2 call.
  *
  * Returns 1 if this call created the directory, 0 if it existed, or -1
  * with errno as ocdir_openat2. Since 1.2.0.
@@ -283,6 +285,13 @@ int ocdir_mkdirat(int dirfd, const char *path, const struct ocdir_how *how,
  * new; O_NOFOLLOW: the leaf may not be a symlink); symlinks
  * before the leaf are followed unless OCDIR_RESOLVE_NO_SYMLINKS. A symlink
  * to a missing target is never followed to create anything (EEXIST).
+ *
+ * O_PATH in how->flags (since 1.2.0): the caller needs no readable
+ * descriptor, as mkdir -p needs none: an existing leaf that the caller may
+ * not read (0711 and someone else's; 0700 with only its parent
+ * searchable) is accepted and returned as an O_PATH descriptor, good for
+ * *at() calls, fstat and fchdir only. A leaf this call creates is
+ * returned O_RDONLY. Without O_PATH such a leaf gives EACCES.
  *
  * leaf_created: if not NULL, set on success to 1 when the leaf was created
  * by this call, else 0.
@@ -359,7 +368,8 @@ int ocdir_openat2_setup(int dirfd, const char *path, const struct ocdir_how *how
  * ocdir_mkpath). If the leaf or setup fails, the intermediate directories
  * this call made are removed again (deepest first, only while empty and
  * still at their names). leaf_created: 1 exactly when setup ran and
- * succeeded.
+ * succeeded. O_PATH in how->flags as for ocdir_mkpath (setup always gets
+ * a readable descriptor).
  *
  * Returns a descriptor to the leaf, or -1 with errno as ocdir_mkpath and
  * ocdir_openat2_setup. Since 1.2.0.

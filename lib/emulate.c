@@ -839,11 +839,19 @@ static int emulate_step(int dirfd, const char *path, const struct oc_req *req,
 			fd = pathfd;
 			break;
 		}
-		if (sticky_denied(parentfd, pathfd))
+		if (sticky_denied(parentfd, pathfd)) {
 			fd = -EACCES;
-		else
+		} else if (oflags & O_PATH) {
+			/* the pin is the answer (needs no search permission in it) */
+			fd = pathfd;
+			pathfd = -1;
+			if (!(oflags & O_CLOEXEC))
+				fcntl(fd, F_SETFD, 0);
+		} else {
 			fd = oc_openat(pathfd, ".", O_RDONLY | O_DIRECTORY | oflags, 0);
-		close(pathfd);
+		}
+		if (pathfd >= 0)
+			close(pathfd);
 		if (fd >= 0 && created)
 			*created = 0;
 		break;

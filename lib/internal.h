@@ -42,6 +42,7 @@ struct oc_req {
 	int cloexec;		/* O_CLOEXEC or 0 */
 	int allow_weak;		/* OCDIR_ALLOW_WEAK_EMULATION */
 	int always_stage;	/* OCDIR_ALWAYS_STAGE */
+	int path_only;		/* O_PATH given (mkpath, mkdirat): see oc_create_or_open_path */
 };
 
 /* lib/syscall.c: raw system calls */
@@ -97,9 +98,13 @@ int oc_create_setup(int dirfd, const char *path, const char *shown,
 		    int *created);
 
 /* lib/ocdir.c */
-int oc_check_how(const struct ocdir_how *how, size_t size, int openat2_style,
+#define OC_HOW_OPENAT2	1	/* mode bits outside 07777: EINVAL, as openat2 */
+#define OC_HOW_PATH_OK	2	/* O_PATH accepted: req->path_only */
+int oc_check_how(const struct ocdir_how *how, size_t size, int checks,
 		 struct oc_req *req);
 int oc_create_or_open(int dirfd, const char *path, const struct oc_req *req,
 		      int *created);
+int oc_create_or_open_path(int dirfd, const char *path,
+			   const struct oc_req *req, int *created);
 
 #endif /* OCDIR_INTERNAL_H */

@@ -32,7 +32,7 @@ static int oc_result(int r)
  * Check a request in the order the kernel's build_open_flags() does, so
  * that a request with two faults gets the same errno from both backends.
  */
-int oc_check_how(const struct ocdir_how *how, size_t size, int openat2_style,
+int oc_check_how(const struct ocdir_how *how, size_t size, int checks,
 		 struct oc_req *req)
 {
 	uint64_t flags;
@@ -56,12 +56,20 @@ int oc_check_how(const struct ocdir_how *how, size_t size, int openat2_style,
 		return -EINVAL;
 	if ((how->resolve & OC_RESOLVE_SCOPED) == OC_RESOLVE_SCOPED)
 		return -EINVAL;
-	if (openat2_style && (how->mode & ~(uint64_t)07777))
+	if ((checks & OC_HOW_OPENAT2) && (how->mode & ~(uint64_t)07777))
 		return -EINVAL;
 	if (how->options & ~(OCDIR_NO_CLOEXEC | OCDIR_FAST_EMULATION |
 			     OCDIR_ALLOW_WEAK_EMULATION | OCDIR_ALWAYS_STAGE))
 		return -EINVAL;
-	/* O_PATH never creates (openat2 rejects O_PATH|O_CREAT). */
+	/*
+	 * O_PATH never creates (openat2 rejects O_PATH|O_CREAT). mkpath takes
+	 * it as "no readable descriptor needed": see oc_create_or_open_path.
+	 */
+	req->path_only = 0;
+	if ((flags & O_PATH) && (checks & OC_HOW_PATH_OK)) {
+		flags &= ~(uint64_t)O_PATH;
+		req->path_only = 1;
+	}
 	if (flags & O_PATH)
 		return -EINVAL;
 	/* Rule 6: O_CREAT|O_TMPFILE once created regular files. */
@@ -158,6 +166,26 @@ int oc_create_or_open(int dirfd, const char *path, const struct oc_req *req,
 	return oc_emulate(dirfd, path, req, created);
 }
 
+/*
+ * oc_create_or_open() for callers that need no readable descriptor
+ * (ocdir_mkdirat, ocdir_mkpath with O_PATH): an existing directory the
+ * caller may search but not read (0711 and someone else's) is accepted, as
+ * mkdir -p accepts it. The emulation opens it O_PATH, by the same rules
+ * (a directory, the sticky rule, trailing symlinks); a directory the call
+ * creates is opened as usual.
+ */
+int oc_create_or_open_path(int dirfd, const char *path,
+			   const struct oc_req *req, int *created)
+{
+	struct oc_req pathreq = *req;
+	int r = oc_create_or_open(dirfd, path, req, created);
+
+	if (r != -EACCES || !req->path_only)
+		return r;
+	pathreq.flags |= O_PATH;
+	return oc_emulate(dirfd, path, &pathreq, created);
+}
+
 OC_EXPORT int ocdir_openat2(int dirfd, const char *path,
 			    const struct ocdir_how *how, size_t size,
 			    int *created)
@@ -167,7 +195,7 @@ OC_EXPORT int ocdir_openat2(int dirfd, const char *path,
 
 	if (!path)
 		return oc_result(-EFAULT);
-	r = oc_check_how(how, size, 1, &req);
+	r = oc_check_how(how, size, OC_HOW_OPENAT2, &req);
 	if (r)
 		return oc_result(r);
 	/* Without a created pointer the native backend needs only one call. */
@@ -204,9 +232,10 @@ OC_EXPORT int ocdir_mkdirat(int dirfd, const char *path,
 
 	if (!path)
 		return oc_result(-EFAULT);
-	r = oc_check_how(how, size, 1, &req);
+	r = oc_check_how(how, size, OC_HOW_OPENAT2, &req);
 	if (r)
 		return oc_result(r);
+	req.path_only = 1;	/* no descriptor is handed out */
 	/*
 	 * Nothing is done to the new directory after mkdir(2) made it, so
 	 * there is no window to protect: unscoped, the system call is the
@@ -219,7 +248,7 @@ OC_EXPORT int ocdir_mkdirat(int dirfd, const char *path,
 		if (errno != EEXIST || (req.flags & O_EXCL))
 			return oc_result(-errno);
 	}
-	r = oc_create_or_open(dirfd, path, &req, &made);
+	r = oc_create_or_open_path(dirfd, path, &req, &made);
 	if (r < 0)
 		return oc_result(r);
 	close(r);
@@ -346,7 +375,7 @@ static int mkpath(int dirfd, const char *path, const struct oc_req *leafreq,
 		if (strcmp(p, "."))
 			lv[ncomp++] = (struct level){ .fd = -1, .name = p };
 	if (!ncomp) {	/* ".", "/", "./" ...: the existing start */
-		fd = oc_create_or_open(dirfd, path, leafreq, &made);
+		fd = oc_create_or_open_path(dirfd, path, leafreq, &made);
 		if (fd >= 0 && leaf_created)
 			*leaf_created = made;
 		goto out;
@@ -399,7 +428,7 @@ static int mkpath(int dirfd, const char *path, const struct oc_req *leafreq,
 				fd = oc_scoped_open(at, name, O_PATH | O_DIRECTORY | O_CLOEXEC,
 						    req->resolve);
 			if (fd == -ENOENT)
-				fd = oc_create_or_open(at, name, req, &made);
+				fd = oc_create_or_open_path(at, name, req, &made);
 		}
 		lv[i].fd = fd;
 		lv[i].created = made;
@@ -445,7 +474,7 @@ OC_EXPORT int ocdir_mkpath(int dirfd, const char *path,
 
 	if (!path)
 		return oc_result(-EFAULT);
-	r = oc_check_how(how, size, 1, &req);
+	r = oc_check_how(how, size, OC_HOW_OPENAT2 | OC_HOW_PATH_OK, &req);
 	if (r)
 		return oc_result(r);
 	return oc_result(mkpath(dirfd, path, &req, NULL, NULL, leaf_created));
@@ -461,7 +490,7 @@ OC_EXPORT int ocdir_mkpath_setup(int dirfd, const char *path,
 
 	if (!path)
 		return oc_result(-EFAULT);
-	r = oc_check_how(how, size, 1, &req);
+	r = oc_check_how(how, size, OC_HOW_OPENAT2 | OC_HOW_PATH_OK, &req);
 	if (r)
 		return oc_result(r);
 	return oc_result(mkpath(dirfd, path, &req, setup, arg, leaf_created));

@@ -89,7 +89,7 @@ OC_EXPORT int ocdir_prepare(int dirfd, const char *path,
 
 	if (!path || !prepared)
 		return oc_result(-EFAULT);
-	r = oc_check_how(how, size, 1, &req);
+	r = oc_check_how(how, size, OC_HOW_OPENAT2, &req);
 	if (r)
 		return oc_result(r);
 	if (how->flags & ~(uint64_t)allowed)
@@ -378,10 +378,22 @@ static int setup_at_name(int dirfd, const char *path, const char *last,
 	int fd, made = 0, r;
 
 	own.mode &= S_IRWXU;
-	fd = oc_create_or_open(dirfd, path, &own, &made);
+	fd = oc_create_or_open_path(dirfd, path, &own, &made);
 	if (fd < 0 || !made) {
 		*created = 0;
 		return fd;
+	}
+	if (fcntl(fd, F_GETFL) & O_PATH) {
+		/* made by oc_create_or_open_path's O_PATH retry: setup reads */
+		int rd = oc_openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+
+		if (rd < 0) {
+			remove_made(fd, last);
+			close(fd);
+			return rd;
+		}
+		close(fd);
+		fd = rd;
 	}
 	r = setup(fd, shown, OCDIR_SETUP_LEAF, arg);
 	if (r < 0) {
@@ -494,7 +506,7 @@ OC_EXPORT int ocdir_openat2_setup(int dirfd, const char *path,
 
 	if (!path)
 		return oc_result(-EFAULT);
-	r = oc_check_how(how, size, 1, &req);
+	r = oc_check_how(how, size, OC_HOW_OPENAT2, &req);
 	if (r)
 		return oc_result(r);
 	r = oc_create_setup(dirfd, path, path, &req, setup, arg, &made);

@@ -249,6 +249,72 @@ static void test_mkpath_long(int dfd)
 	free(path);
 }
 
+/*
+ * An existing directory the caller may search but not read: ocdir_mkdirat
+ * and ocdir_mkpath with O_PATH accept it (as mkdir -p does), ocdir_mkpath
+ * without O_PATH cannot open it (EACCES). Run as uid 65534 when root,
+ * since root reads every directory.
+ */
+static void test_unreadable_existing(int dfd)
+{
+	struct ocdir_how how = { .mode = 0755 }, path_how = { .flags = O_PATH, .mode = 0755 };
+	int status, fd;
+	pid_t pid;
+
+	mkdirat(dfd, "unr", 0755);
+	mkdirat(dfd, "unr/d", 0711);
+	if (fchmodat(dfd, "unr/d", 0311, 0) < 0) {
+		t_fail(N("unreadable-setup"), "%s", strerror(errno));
+		return;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		int r, bad = 0;
+
+		if (geteuid() == 0 && (fchownat(dfd, "unr/d", 65534, 65534, 0) < 0 ||
+				       setgid(65534) < 0 || setuid(65534) < 0))
+			_exit(2);
+		r = ocdir_mkdirat(dfd, "unr/d", &how, sizeof(how));
+		if (r != 0) {
+			printf("# mkdirat: %d %s\n", r, t_errname(errno));
+			bad |= 4;
+		}
+		fd = ocdir_mkpath(dfd, "unr/d", &path_how, sizeof(path_how), NULL);
+		if (fd < 0) {
+			printf("# mkpath O_PATH: %s\n", t_errname(errno));
+			bad |= 8;
+		}
+		if (fd >= 0)
+			close(fd);
+		fd = ocdir_mkpath(dfd, "unr/d", &how, sizeof(how), NULL);
+		if (!(fd == -1 && errno == EACCES)) {
+			printf("# mkpath: fd %d %s\n", fd, t_errname(errno));
+			bad |= 16;
+		}
+		if (fd >= 0)
+			close(fd);
+		fflush(stdout);
+		_exit(bad);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status)) {
+		t_fail(N("unreadable-child"), "child died");
+		return;
+	}
+	status = WEXITSTATUS(status);
+	T_CHECK(N("unreadable-existing-mkdirat-accepts"), status != 2 && !(status & 4),
+		"status %d", status);
+	T_CHECK(N("unreadable-existing-mkpath-o-path-accepts"), status != 2 && !(status & 8),
+		"status %d", status);
+	T_CHECK(N("unreadable-existing-mkpath-eacces"), status != 2 && !(status & 16),
+		"status %d", status);
+	errno = 0;
+	path_how.flags = O_PATH;
+	fd = ocdir_openat2(dfd, "unr/x", &path_how, sizeof(path_how), NULL);
+	T_CHECK(N("openat2-o-path-einval"), fd == -1 && errno == EINVAL && !exists(dfd, "unr/x"),
+		"fd %d errno %s", fd, t_errname(errno));
+}
+
 static void test_cloexec(int dfd)
 {
 	struct ocdir_how how = { .mode = 0755, .options = OCDIR_NO_CLOEXEC };
@@ -969,6 +1035,7 @@ static int run_mode(const char *name, const char *dir)
 	test_path_by_parent(dfd, !strcmp(name, "weak"));
 	test_mkpath(dfd);
 	test_mkpath_long(dfd);
+	test_unreadable_existing(dfd);
 	test_setup(dfd, !strcmp(name, "weak"));
 	test_prepare(dfd);
 	test_discard_deep(dfd);
