@@ -100,8 +100,8 @@ int oc_create_setup(int dirfd, const char *path, const char *shown,
 /* lib/ocdir.c */
 #define OC_HOW_OPENAT2	1	/* mode bits outside 07777: EINVAL, as openat2 */
 #define OC_HOW_PATH_OK	2	/* O_PATH accepted: req->path_only */
-int oc_check_how(const struct ocdir_how *how, size_t size, int checks,
-		 struct oc_req *req);
+int oc_check_how(const char *path, const struct ocdir_how *how, size_t size,
+		 int checks, struct oc_req *req);
 int oc_create_or_open(int dirfd, const char *path, const struct oc_req *req,
 		      int *created);
 int oc_create_or_open_path(int dirfd, const char *path,

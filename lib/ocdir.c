@@ -29,16 +29,17 @@ static int oc_result(int r)
 }
 
 /*
- * Check a request in the order the kernel's build_open_flags() does, so
- * that a request with two faults gets the same errno from both backends.
+ * Check a request (path and how; path NULL is EFAULT, as for every call)
+ * in the order the kernel's build_open_flags() does, so that a request
+ * with two faults gets the same errno from both backends.
  */
-int oc_check_how(const struct ocdir_how *how, size_t size, int checks,
-		 struct oc_req *req)
+int oc_check_how(const char *path, const struct ocdir_how *how, size_t size,
+		 int checks, struct oc_req *req)
 {
 	uint64_t flags;
 	size_t i;
 
-	if (!how)
+	if (!path || !how)
 		return -EFAULT;
 	if (size < OCDIR_HOW_SIZE_VER0)
 		return -EINVAL;
@@ -193,9 +194,7 @@ OC_EXPORT int ocdir_openat2(int dirfd, const char *path,
 	struct oc_req req;
 	int r, made = 0;
 
-	if (!path)
-		return oc_result(-EFAULT);
-	r = oc_check_how(how, size, OC_HOW_OPENAT2, &req);
+	r = oc_check_how(path, how, size, OC_HOW_OPENAT2, &req);
 	if (r)
 		return oc_result(r);
 	/* Without a created pointer the native backend needs only one call. */
@@ -214,9 +213,7 @@ OC_EXPORT int ocdir_openat(int dirfd, const char *path, int flags, mode_t mode)
 	struct oc_req req;
 	int r;
 
-	if (!path)
-		return oc_result(-EFAULT);
-	r = oc_check_how(&how, sizeof(how), 0, &req);
+	r = oc_check_how(path, &how, sizeof(how), 0, &req);
 	if (r)
 		return oc_result(r);
 	return oc_result(oc_create_or_open(dirfd, path, &req, NULL));
@@ -230,9 +227,7 @@ OC_EXPORT int ocdir_mkdirat(int dirfd, const char *path,
 	struct oc_req req;
 	int r, made = 0;
 
-	if (!path)
-		return oc_result(-EFAULT);
-	r = oc_check_how(how, size, OC_HOW_OPENAT2, &req);
+	r = oc_check_how(path, how, size, OC_HOW_OPENAT2, &req);
 	if (r)
 		return oc_result(r);
 	req.path_only = 1;	/* no descriptor is handed out */
@@ -472,9 +467,7 @@ OC_EXPORT int ocdir_mkpath(int dirfd, const char *path,
 	struct oc_req req;
 	int r;
 
-	if (!path)
-		return oc_result(-EFAULT);
-	r = oc_check_how(how, size, OC_HOW_OPENAT2 | OC_HOW_PATH_OK, &req);
+	r = oc_check_how(path, how, size, OC_HOW_OPENAT2 | OC_HOW_PATH_OK, &req);
 	if (r)
 		return oc_result(r);
 	return oc_result(mkpath(dirfd, path, &req, NULL, NULL, leaf_created));
@@ -488,9 +481,7 @@ OC_EXPORT int ocdir_mkpath_setup(int dirfd, const char *path,
 	struct oc_req req;
 	int r;
 
-	if (!path)
-		return oc_result(-EFAULT);
-	r = oc_check_how(how, size, OC_HOW_OPENAT2 | OC_HOW_PATH_OK, &req);
+	r = oc_check_how(path, how, size, OC_HOW_OPENAT2 | OC_HOW_PATH_OK, &req);
 	if (r)
 		return oc_result(r);
 	return oc_result(mkpath(dirfd, path, &req, setup, arg, leaf_created));

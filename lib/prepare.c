@@ -87,9 +87,9 @@ OC_EXPORT int ocdir_prepare(int dirfd, const char *path,
 	struct oc_req req;
 	int r, fd;
 
-	if (!path || !prepared)
+	if (!prepared)
 		return oc_result(-EFAULT);
-	r = oc_check_how(how, size, OC_HOW_OPENAT2, &req);
+	r = oc_check_how(path, how, size, OC_HOW_OPENAT2, &req);
 	if (r)
 		return oc_result(r);
 	if (how->flags & ~(uint64_t)allowed)
@@ -504,9 +504,7 @@ OC_EXPORT int ocdir_openat2_setup(int dirfd, const char *path,
 	struct oc_req req;
 	int r, made = 0;
 
-	if (!path)
-		return oc_result(-EFAULT);
-	r = oc_check_how(how, size, OC_HOW_OPENAT2, &req);
+	r = oc_check_how(path, how, size, OC_HOW_OPENAT2, &req);
 	if (r)
 		return oc_result(r);
 	r = oc_create_setup(dirfd, path, path, &req, setup, arg, &made);
