@@ -278,7 +278,8 @@ int ocdir_mkdirat(int dirfd, const char *path, const struct ocdir_how *how,
  * opening it through its parent's descriptor (with RESOLVE_BENEATH or
  * RESOLVE_IN_ROOT each level is resolved from dirfd under the same scoping,
  * and path must be shorter than PATH_MAX; unscoped it may be longer, as
- * for mkdir -p). Intermediate directories are created with mode 0777 minus
+ * for mkdir -p; one descriptor per level is held until the call returns,
+ * so more levels than free descriptors give EMFILE). Intermediate directories are created with mode 0777 minus
  * the umask, plus u+wx (set through their descriptors, as mkdir -p does,
  * so that the walk can go on below them whatever the umask); the leaf gets
  * how->mode. how->flags apply to the leaf only (O_EXCL: the leaf must be

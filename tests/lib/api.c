@@ -218,22 +218,25 @@ static void test_mkdirat(int dfd)
 
 /*
  * Unscoped, ocdir_mkpath walks a path longer than PATH_MAX a level at a
- * time, as mkdir -p does; scoped it refuses it with ENAMETOOLONG.
+ * time, as mkdir -p does; scoped it refuses it with ENAMETOOLONG. 20
+ * levels of 250 bytes: 5020 bytes, and only 20 descriptors held.
  */
 static void test_mkpath_long(int dfd)
 {
 	struct ocdir_how how = { .mode = 0755 };
-	size_t n = 2100, i;
-	char *path = malloc(2 * n + 1);
+	size_t n = 20, len = 251, i;
+	char *path = malloc(n * len + 1);
 	int fd, made = 0;
 
 	if (!path) {
 		t_fail(N("mkpath-long"), "malloc");
 		return;
 	}
-	for (i = 0; i < n; i++)
-		memcpy(path + 2 * i, "L/", 2);
-	path[2 * n - 1] = '\0';
+	for (i = 0; i < n; i++) {
+		memset(path + i * len, 'L', len - 1);
+		path[i * len + len - 1] = '/';
+	}
+	path[n * len - 1] = '\0';
 	fd = ocdir_mkpath(dfd, path, &how, sizeof(how), &made);
 	T_CHECK(N("mkpath-over-path-max"), fd >= 0 && made, "fd %d errno %s", fd,
 		t_errname(errno));
