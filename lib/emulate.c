@@ -305,11 +305,15 @@ int oc_stage_remove(int parentfd, int stagefd, const char *name)
 	/*
 	 * Its own name first, giving a swap the time to be undone: removing
 	 * it from the name it was swapped to would strand whatever the
-	 * swapper put in its place. Then any name in the parent.
+	 * swapper put in its place. Then its own name and, failing that, any
+	 * name in the parent, a few times: a swapper that is preempted while
+	 * it holds the swap, or swaps back while the parent is read (readdir
+	 * then sees the inode at neither name), is outlasted.
 	 */
-	for (i = 0; i <= OC_RACE_RETRIES; i++) {
-		r = i < OC_RACE_RETRIES ? rmdir_if_ours(parentfd, name, stagefd, &st) :
-					  stage_find_remove(parentfd, stagefd, &st);
+	for (i = 0; i < 2 * OC_RACE_RETRIES; i++) {
+		r = rmdir_if_ours(parentfd, name, stagefd, &st);
+		if (r == 0 && i >= OC_RACE_RETRIES)
+			r = stage_find_remove(parentfd, stagefd, &st);
 		if (r != 0)
 			break;
 		if (fstat(stagefd, &st) == 0 && st.st_nlink == 0) {
