@@ -75,6 +75,7 @@ kernels: deps
 -include cli/cli.mk
 -include install.mk
 include tests/harness/harness.mk
+include tests/kernel/kernel.mk
 include vm/vm.mk
 -include tests/tests.mk
 -include tests/race/race.mk

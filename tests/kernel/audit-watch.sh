@@ -1,0 +1,54 @@
+#!/bin/sh
+# tests/kernel/audit-watch.sh AUDITCTL AUDIT_CALLS - run as root in a guest
+# with the patched kernel (tests/suites/30-kernel-selftests): does an audit
+# watch with perm=w see an O_CREAT|O_DIRECTORY creation as it sees
+# mkdirat(2)?  One watch per call (audit_calls.c), a read-only open as the
+# control that must not match.  Without auditd the records go to the kernel
+# log, where the SYSCALL records (type=1300) are looked for by key; the
+# rule changes log the key too, as type=1305.
+set -u
+auditctl=$1 calls=$2
+creators="mkdirat openat openat2 open"
+
+dir=$(mktemp -d /tmp/audit-watch.XXXXXX) || exit 1
+for n in $creators readonly; do
+	mkdir "$dir/$n" || exit 1
+done
+mkdir "$dir/readonly/sub" || exit 1
+# kauditd prints through printk_ratelimit(): let every record through
+echo 10000 >/proc/sys/kernel/printk_ratelimit_burst
+if ! "$auditctl" -e 1 >/dev/null 2>&1; then
+	echo "SKIP: audit: auditctl -e 1 failed (no CONFIG_AUDITSYSCALL?)"
+	exit 77
+fi
+for n in $creators readonly; do
+	"$auditctl" -w "$dir/$n" -p w -k "ocdir-$n" || exit 1
+done
+# a new process, forked after audit was enabled, is audited
+"$calls" "$dir" | sed 's/^\(PASS\|FAIL\|SKIP\): /&the call itself: /'
+sleep 1
+log=$(dmesg)
+"$auditctl" -D >/dev/null 2>&1
+
+if ! echo "$log" | grep -q 'type=1300 .*key="ocdir-mkdirat"'; then
+	echo "FAIL: audit: the mkdirat reference left no record (audit not working here?)"
+	exit 1
+fi
+echo "PASS: audit: a perm=w watch sees mkdirat (the reference)"
+status=0
+for n in openat openat2 open; do
+	if echo "$log" | grep -q "type=1300 .*key=\"ocdir-$n\""; then
+		echo "PASS: audit: a perm=w watch sees $n(O_CREAT|O_DIRECTORY) as it sees mkdirat"
+	else
+		echo "FAIL: audit: a perm=w watch misses $n(O_CREAT|O_DIRECTORY): no record with key ocdir-$n"
+		status=1
+	fi
+done
+if echo "$log" | grep -q 'type=1300 .*key="ocdir-readonly"'; then
+	echo "FAIL: audit: a read-only O_DIRECTORY open matched a perm=w watch"
+	status=1
+else
+	echo "PASS: audit: a read-only O_DIRECTORY open does not match a perm=w watch"
+fi
+rm -rf "$dir"
+exit $status

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * audit_calls - make the calls whose audit records audit-watch.sh compares.
+ *
+ * Each call works in its own directory DIR/NAME, so that a watch on that
+ * directory (auditctl -w DIR/NAME -p w -k ocdir-NAME) says which call it saw:
+ *
+ *   mkdirat    mkdirat(d, "new", 0755)                    the reference
+ *   openat     openat(d, "new", O_CREAT|O_DIRECTORY)       a write, as mkdirat
+ *   openat2    openat2(d, "new", O_CREAT|O_DIRECTORY)      a write, as mkdirat
+ *   open       open("DIR/open/new", O_CREAT|O_DIRECTORY)   a write, as mkdirat
+ *   readonly   openat(d, "sub", O_RDONLY|O_DIRECTORY)      a read: no perm=w match
+ *
+ * One PASS/FAIL line per call for what the call itself did (a new
+ * directory, an fd); whether audit saw it is the script's to check.
+ */
+#include <limits.h>
+#include <linux/openat2.h>
+
+#include "../helpers.h"
+
+static void check_created(const char *name, int dfd, int fd)
+{
+	struct stat st;
+
+	if (fd < 0) {
+		t_fail(name, "%s", t_errname(errno));
+		return;
+	}
+	T_CHECK(name, fstatat(dfd, "new", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		S_ISDIR(st.st_mode), "no directory \"new\" after the call");
+	if (fd > 0)
+		close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	struct open_how how = { .flags = O_CREAT | O_DIRECTORY | O_CLOEXEC, .mode = 0755 };
+	char path[PATH_MAX];
+	int dfd, fd;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: audit_calls DIR\n");
+		return 2;
+	}
+
+	snprintf(path, sizeof(path), "%s/mkdirat", argv[1]);
+	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	check_created("mkdirat", dfd, dfd < 0 || mkdirat(dfd, "new", 0755) ? -1 : 0);
+
+	snprintf(path, sizeof(path), "%s/openat", argv[1]);
+	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = openat(dfd, "new", O_CREAT | O_DIRECTORY | O_CLOEXEC, 0755);
+	check_created("openat", dfd, fd);
+
+	snprintf(path, sizeof(path), "%s/openat2", argv[1]);
+	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = (int)syscall(SYS_openat2, dfd, "new", &how, sizeof(how));
+	check_created("openat2", dfd, fd);
+
+	snprintf(path, sizeof(path), "%s/open", argv[1]);
+	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "%s/open/new", argv[1]);
+	fd = open(path, O_CREAT | O_DIRECTORY | O_CLOEXEC, 0755);
+	check_created("open", dfd, fd);
+
+	snprintf(path, sizeof(path), "%s/readonly", argv[1]);
+	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = openat(dfd, "sub", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	T_CHECK("readonly", fd >= 0, "%s", t_errname(errno));
+	return t_exit_status();
+}
