@@ -2,8 +2,8 @@
 # tests/kernel/audit-watch.sh AUDITCTL AUDIT_CALLS - run as root in a guest
 # with the patched kernel (tests/suites/30-kernel-selftests): does an audit
 # watch with perm=w see an O_CREAT|O_DIRECTORY creation as it sees
-# mkdirat(2)?  One watch per call (audit_calls.c), a read-only open as the
-# control that must not match.  Without auditd the records go to the kernel
+# mkdirat(2)?  One watch per call (audit_calls.c), a read-only open and an
+# O_PATH open (which creates nothing) as the controls that must not match.  Without auditd the records go to the kernel
 # log, where the SYSCALL records (type=1300) are looked for by key; the
 # rule changes log the key too, as type=1305.
 set -u
@@ -11,17 +11,17 @@ auditctl=$1 calls=$2
 creators="mkdirat openat openat2 open"
 
 dir=$(mktemp -d /tmp/audit-watch.XXXXXX) || exit 1
-for n in $creators readonly; do
+for n in $creators readonly opath; do
 	mkdir "$dir/$n" || exit 1
 done
-mkdir "$dir/readonly/sub" || exit 1
+mkdir "$dir/readonly/sub" "$dir/opath/sub" || exit 1
 # kauditd prints through printk_ratelimit(): let every record through
 echo 10000 >/proc/sys/kernel/printk_ratelimit_burst
 if ! "$auditctl" -e 1 >/dev/null 2>&1; then
 	echo "SKIP: audit: auditctl -e 1 failed (no CONFIG_AUDITSYSCALL?)"
 	exit 77
 fi
-for n in $creators readonly; do
+for n in $creators readonly opath; do
 	"$auditctl" -w "$dir/$n" -p w -k "ocdir-$n" || exit 1
 done
 # a new process, forked after audit was enabled, is audited
@@ -49,6 +49,12 @@ if echo "$log" | grep -q 'type=1300 .*key="ocdir-readonly"'; then
 	status=1
 else
 	echo "PASS: audit: a read-only O_DIRECTORY open does not match a perm=w watch"
+fi
+if echo "$log" | grep -q 'type=1300 .*key="ocdir-opath"'; then
+	echo "FAIL: audit: O_PATH|O_CREAT|O_DIRECTORY (which creates nothing) matched a perm=w watch"
+	status=1
+else
+	echo "PASS: audit: O_PATH|O_CREAT|O_DIRECTORY, which creates nothing, does not match a perm=w watch"
 fi
 rm -rf "$dir"
 exit $status

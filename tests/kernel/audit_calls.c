@@ -10,6 +10,8 @@
  *   openat2    openat2(d, "new", O_CREAT|O_DIRECTORY)      a write, as mkdirat
  *   open       open("DIR/open/new", O_CREAT|O_DIRECTORY)   a write, as mkdirat
  *   readonly   openat(d, "sub", O_RDONLY|O_DIRECTORY)      a read: no perm=w match
+ *   opath      openat(d, "sub", O_PATH|O_CREAT|O_DIRECTORY) O_PATH drops O_CREAT:
+ *                                                        nothing made, no match
  *
  * One PASS/FAIL line per call for what the call itself did (a new
  * directory, an fd); whether audit saw it is the script's to check.
@@ -68,5 +70,10 @@ int main(int argc, char **argv)
 	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	fd = openat(dfd, "sub", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	T_CHECK("readonly", fd >= 0, "%s", t_errname(errno));
+
+	snprintf(path, sizeof(path), "%s/opath", argv[1]);
+	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = openat(dfd, "sub", O_PATH | O_CREAT | O_DIRECTORY | O_CLOEXEC, 0755);
+	T_CHECK("opath", fd >= 0, "%s", t_errname(errno));
 	return t_exit_status();
 }
