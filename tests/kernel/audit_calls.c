@@ -21,18 +21,32 @@
 
 #include "../helpers.h"
 
-static void check_created(const char *name, int dfd, int fd)
+/* The directory DIR/NAME that the call NAME works in, opened. */
+static int case_dir(const char *root, const char *name)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", root, name);
+	return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+/*
+ * The call NAME returned ret (an fd, 0 for mkdirat, or -1): did it leave a
+ * directory "new" in dfd?  Closes ret and dfd.
+ */
+static void check_created(const char *name, int dfd, int ret)
 {
 	struct stat st;
 
-	if (fd < 0) {
+	if (ret < 0)
 		t_fail(name, "%s", t_errname(errno));
-		return;
-	}
-	T_CHECK(name, fstatat(dfd, "new", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		S_ISDIR(st.st_mode), "no directory \"new\" after the call");
-	if (fd > 0)
-		close(fd);
+	else
+		T_CHECK(name, fstatat(dfd, "new", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			S_ISDIR(st.st_mode), "no directory \"new\" after the call");
+	if (ret > 0)
+		close(ret);
+	if (dfd >= 0)
+		close(dfd);
 }
 
 int main(int argc, char **argv)
@@ -46,33 +60,24 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	snprintf(path, sizeof(path), "%s/mkdirat", argv[1]);
-	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	check_created("mkdirat", dfd, dfd < 0 || mkdirat(dfd, "new", 0755) ? -1 : 0);
+	dfd = case_dir(argv[1], "mkdirat");
+	check_created("mkdirat", dfd, mkdirat(dfd, "new", 0755));
 
-	snprintf(path, sizeof(path), "%s/openat", argv[1]);
-	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	fd = openat(dfd, "new", O_CREAT | O_DIRECTORY | O_CLOEXEC, 0755);
-	check_created("openat", dfd, fd);
+	dfd = case_dir(argv[1], "openat");
+	check_created("openat", dfd, openat(dfd, "new", O_CREAT | O_DIRECTORY | O_CLOEXEC, 0755));
 
-	snprintf(path, sizeof(path), "%s/openat2", argv[1]);
-	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	fd = (int)syscall(SYS_openat2, dfd, "new", &how, sizeof(how));
-	check_created("openat2", dfd, fd);
+	dfd = case_dir(argv[1], "openat2");
+	check_created("openat2", dfd, (int)syscall(SYS_openat2, dfd, "new", &how, sizeof(how)));
 
-	snprintf(path, sizeof(path), "%s/open", argv[1]);
-	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dfd = case_dir(argv[1], "open");
 	snprintf(path, sizeof(path), "%s/open/new", argv[1]);
-	fd = open(path, O_CREAT | O_DIRECTORY | O_CLOEXEC, 0755);
-	check_created("open", dfd, fd);
+	check_created("open", dfd, open(path, O_CREAT | O_DIRECTORY | O_CLOEXEC, 0755));
 
-	snprintf(path, sizeof(path), "%s/readonly", argv[1]);
-	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dfd = case_dir(argv[1], "readonly");
 	fd = openat(dfd, "sub", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	T_CHECK("readonly", fd >= 0, "%s", t_errname(errno));
 
-	snprintf(path, sizeof(path), "%s/opath", argv[1]);
-	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dfd = case_dir(argv[1], "opath");
 	fd = openat(dfd, "sub", O_PATH | O_CREAT | O_DIRECTORY | O_CLOEXEC, 0755);
 	T_CHECK("opath", fd >= 0, "%s", t_errname(errno));
 	return t_exit_status();
