@@ -6,7 +6,7 @@
 #   make check-host the host-side tests only, no QEMU, no root needed for most
 #   make install    PREFIX, DESTDIR, ... (install.mk);  make dist: build/ocdir-VERSION.tar.gz
 #   make deps       install the Debian packages the above need
-#   make kernels    build (or find cached) the four test kernels
+#   make kernels    build (or find cached) the seven test kernels
 #   make check-series  checkpatch --strict and a build after every patch
 #   make V=1 ...    show the commands;  make SAN=1 ...  ASan+UBSan build
 #
@@ -60,7 +60,7 @@ ocdir_same = $(and $(findstring x$(1)x,x$(2)x),$(findstring x$(2)x,x$(1)x))
 $(OCDIR_FLAGS_STAMP): FORCE
 	$(if $(call ocdir_same,$(file <$@),$(ocdir_flags_now)),,$(shell mkdir -p $(@D))$(file >$@,$(ocdir_flags_now)))
 
-KERNELS := patched stock legacy debug
+KERNELS := patched stock legacy debug patched-7.3 stock-7.3 debug-7.3
 
 .PHONY: all deps kernels check check-host check-series run clean
 all:
@@ -94,7 +94,8 @@ check-host:
 	$(Q)tests/run --host $(CHECK_HOST_SUITES)
 
 check-series: deps
-	$(Q)kernel/check-series
+	$(Q)kernel/check-series; a=$$?; kernel/check-series --series kernel/patches-7.3; b=$$?; \
+		[ $$a -eq 0 ] && [ $$b -eq 0 ]
 
 run: deps
 	$(Q)$(MAKE) --no-print-directory all
