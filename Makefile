@@ -7,7 +7,8 @@
 #   make install    PREFIX, DESTDIR, ... (install.mk);  make dist: build/ocdir-VERSION.tar.gz
 #   make deps       install the Debian packages the above need
 #   make kernels    build (or find cached) the seven test kernels
-#   make check-series  checkpatch --strict and a build after every patch
+#   make check-series  checkpatch --strict and a build after every patch,
+#                      and the open(2) man-pages patch (kernel/check-man-pages)
 #   make V=1 ...    show the commands;  make SAN=1 ...  ASan+UBSan build
 #
 # Each folder adds its own rules in a *.mk file included below; outputs go to
@@ -95,7 +96,7 @@ check-host:
 
 check-series: deps
 	$(Q)kernel/check-series; a=$$?; kernel/check-series --series kernel/patches-7.3; b=$$?; \
-		[ $$a -eq 0 ] && [ $$b -eq 0 ]
+		kernel/check-man-pages; c=$$?; [ $$a -eq 0 ] && [ $$b -eq 0 ] && [ $$c -eq 0 ]
 
 run: deps
 	$(Q)$(MAKE) --no-print-directory all
