@@ -1523,6 +1523,17 @@ static int discover(const char *dir)
 	env.odirect_early = fd < 0 && errno == EINVAL && kernel_has_feature(&ferr);
 	if (fd >= 0)
 		close(fd);
+	/* openat2's flag check, which differs between kernel versions */
+	{
+		struct open_how how = {
+			.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | FZ_O_NONOTIFY,
+		};
+
+		fd = (int)syscall(SYS_openat2, AT_FDCWD, basedir, &how, sizeof(how));
+		env.nonotify_stripped = fd >= 0;
+		if (fd >= 0)
+			close(fd);
+	}
 	fmt(p, sizeof(p), "%s/cal", basedir);
 	umask(0);
 	env.perm_mask = 01777;

@@ -540,7 +540,9 @@ static int kernel_flags(const struct fz_env *env, const struct fz_call *call,
 		*resolve = 0;
 	} else {
 		*resolve = call->resolve;
-		f &= ~(uint64_t)(FZ_O_NONOTIFY | O_CLOEXEC);
+		f &= ~(uint64_t)O_CLOEXEC;
+		if (env->nonotify_stripped)
+			f &= ~(uint64_t)FZ_O_NONOTIFY;
 		if (f & ~(uint64_t)FZ_VALID_OPEN_FLAGS)
 			return -EINVAL;
 		if (*resolve & ~(uint64_t)0x3f)

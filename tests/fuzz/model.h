@@ -49,6 +49,8 @@ struct fz_env {
 	int odirect_root;	/* ... and on "/" (another fs, e.g. the guest's 9p root) */
 	int odirect_early;	/* the kernel refuses O_CREAT|O_DIRECTORY|O_DIRECT
 				 * before the walk (the series since 0012's fix) */
+	int nonotify_stripped;	/* openat2 ignores FZ_O_NONOTIFY (6.12; 7.3
+				 * answers EINVAL) */
 	unsigned int perm_mask;	/* bits a mkdir here can keep (9p: server side) */
 	int protected_symlinks;	/* fs.protected_symlinks */
 	int no_noreplace;	/* renameat2(RENAME_NOREPLACE) refused (9p, FUSE) */
@@ -95,7 +97,8 @@ int fz_model(const struct fz_env *env, const struct fz_entry *pre, int npre,
 /* Raw open(2) flag values that the C library may hide or not define. */
 #define FZ_O_LARGEFILE	0100000
 #define FZ_O_TMPFILE_BIT 020000000	/* __O_TMPFILE */
-#define FZ_O_NONOTIFY	0x2000000	/* __FMODE_NONOTIFY (6.12), stripped by openat2 */
+#define FZ_O_NONOTIFY	0x2000000	/* __FMODE_NONOTIFY: openat2 strips it up to
+					 * 6.13, refuses it later (env) */
 #define FZ_VALID_OPEN_FLAGS (O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | \
 	O_APPEND | O_NONBLOCK | O_DSYNC | O_SYNC | O_ASYNC | O_DIRECT | \
 	FZ_O_LARGEFILE | O_DIRECTORY | O_NOFOLLOW | O_NOATIME | O_CLOEXEC | \
