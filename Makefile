@@ -65,7 +65,7 @@ $(OCDIR_FLAGS_STAMP): FORCE
 # In the order the guest suites first need them (make check builds them in
 # the background while the suites run; stock and stock-7.3 are Debian's own
 # kernels, fetched, not built).
-KERNELS := stock stock-7.3 patched legacy debug patched-7.3 debug-7.3
+KERNELS := stock stock-7.3 patched patched-7.3 legacy debug debug-7.3
 
 .PHONY: all deps kernels check check-host check-series run clean
 all:
