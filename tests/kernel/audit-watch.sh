@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/kernel/audit-watch.sh AUDITCTL AUDIT_CALLS - run as root in a guest
-# with the patched kernel (tests/suites/30-kernel-selftests): does an audit
+# with the patched kernel (tests/kernel/selftests): does an audit
 # watch with perm=w see an O_CREAT|O_DIRECTORY creation as it sees
 # mkdirat(2)?  One watch per call (audit_calls.c), a read-only open and an
 # O_PATH open (which creates nothing) as the controls that must not match.  Without auditd the records go to the kernel

@@ -1,5 +1,5 @@
 # Programs that check the kernel series from userspace beyond its own
-# selftests (tests/suites/30-kernel-selftests).
+# selftests (tests/kernel/selftests).
 KERNEL_TEST_BIN := $(BUILD)/tests/audit_calls
 
 all: $(KERNEL_TEST_BIN)
