@@ -79,7 +79,7 @@ deps:
 	$(Q)scripts/deps
 
 kernels: deps
-	$(Q)for k in $(KERNELS) debug; do kernel/build $$k >/dev/null || exit 1; done
+	$(Q)for k in $(KERNELS) $(filter-out $(KERNELS),$(LTS_KERNELS)); do kernel/build $$k >/dev/null || exit 1; done
 
 -include lib/lib.mk
 -include cli/cli.mk
