@@ -2,9 +2,10 @@
 # scripts/debian-kernel and scripts/sparse-for-tree: apt options that read
 # a private one-line sources list for one Debian suite and keep its package
 # lists in a private directory, so that apt-get update and install for the
-# rest of the system never see the suite.  The index is checked against Debian's archive keys
-# exactly as for the system's own suites; a .deb against the index by
-# apt-get download, a source package's files by apt-get source.
+# rest of the system never see the suite.  The index is checked against
+# Debian's archive keys exactly as for the system's own suites; a .deb
+# against the index by apt-get download, a source package's files by
+# apt-get source.
 
 # apt_private_setup SUITE [deb|deb-src]: set $apt_state and the array
 # apt_private. deb-src lists the suite's source packages instead, in a
