@@ -45,3 +45,17 @@ hostile-old: tests/race/hostile.c tests/race/race.h tests/helpers.h
 	@mkdir -p $(BUILD)/race
 	$(Q)$(CC) -I$(HOSTILE_OLD)/include $(ALL_CFLAGS) -pthread $(ALL_LDFLAGS) \
 		-o $(BUILD)/race/hostile-old $< $(HOSTILE_OLD)/build/libocdir.a -pthread
+
+# tests/race/netfs_race.c: two clients of one NFS or SMB export race on a
+# name (client A creates and opens, client B moves and plants); run in the
+# 7.3 guests' own NFS and SMB mounts by tests/suites/80-race.
+NETFS_RACE_BIN := $(BUILD)/race/netfs_race
+
+.PHONY: netfs-race-bin
+all: netfs-race-bin
+netfs-race-bin: $(NETFS_RACE_BIN)
+
+$(NETFS_RACE_BIN): tests/race/netfs_race.c tests/helpers.h include/ocdir.h $(BUILD)/libocdir.a $(OCDIR_FLAGS_STAMP)
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libocdir.a

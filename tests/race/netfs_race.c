@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/race/netfs_race.c - two clients of one network filesystem race on
+ * one name: client A creates a directory and takes a descriptor to it,
+ * client B (another mount of the same export, another NFS superblock or
+ * SMB connection) renames what appears at the name away and plants its
+ * own entry there. A's descriptor must always be the directory the server
+ * made for A, and "created" must say so.
+ *
+ *   netfs_race -a DIR_A -b DIR_B [-s SERVER_DIR] -v VICTIM -p PLANT
+ *              [-n ROUNDS] [-t SECONDS] [-x] [-e] [-l LABEL]
+ *
+ * DIR_A and DIR_B are the same directory seen through the two clients;
+ * SERVER_DIR, if given, is that directory in the server's own filesystem
+ * (the guest serves its own exports, vm/netfs-up), where the program also
+ * checks that A's descriptor is on an inode the server holds at the name A
+ * made (or where B moved it).
+ *
+ * VICTIM: how A creates and opens
+ *   native  open(O_CREAT|O_DIRECTORY) (the kernel series), "created" from
+ *           fcntl(F_CREATED_QUERY)
+ *   lib     ocdir_openat2(), "created" from its out parameter
+ *   naive   mkdirat() then openat() by name: the pattern the feature
+ *           replaces; must be caught (the test can fail)
+ * PLANT: what B puts at the name after moving A's directory away
+ *   dir      a directory of its own
+ *   symlink  a symbolic link to a directory of its own ("decoy")
+ * -x adds O_EXCL to A's call; -e ends a naive run at its first wrong
+ * round.
+ *
+ * Each round starts with the name absent, so the first entry that appears
+ * there is the one A's call made; B moves at most one entry a round. A
+ * round is wrong when A's call returns a descriptor that is not a
+ * directory, is not that entry's inode, or says "not created". The
+ * program prints one PASS or FAIL line: for native and lib PASS means no
+ * wrong round; for naive PASS means at least one wrong round was seen
+ * (expected: the naive sequence is unsafe). Exit 0 on PASS, 1 on FAIL,
+ * 77 when the victim cannot run here (SKIP line).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <ocdir.h>
+#include "../helpers.h"
+
+#ifndef F_CREATED_QUERY
+#define F_CREATED_QUERY (1024 + 4)	/* F_LINUX_SPECIFIC_BASE + 4, Linux 6.12 */
+#endif
+
+enum victim { V_NATIVE, V_LIB, V_NAIVE };
+enum plant { P_DIR, P_SYMLINK };
+
+/* What B tells A about round r, in shared memory. */
+struct board {
+	_Atomic unsigned int round;	/* A: B may attack the name of this round */
+	_Atomic unsigned int done;	/* A: its call of this round returned */
+	_Atomic unsigned int ack;	/* B: it stopped attacking this round */
+	_Atomic int quit;
+	ino_t moved_ino;		/* what B moved away (A's entry), 0: none */
+	ino_t planted_ino;		/* what B planted, 0: nothing */
+};
+
+static void name_of(char *buf, size_t size, const char *what, unsigned int r)
+{
+	snprintf(buf, size, "%s%u", what, r);
+}
+
+static double seconds_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * Client B: for each round, try to rename the round's name away until it
+ * succeeds or A's call has returned, then plant its own entry once.
+ */
+static void attacker(struct board *bd, int dirb, enum plant plant)
+{
+	unsigned int r, seen = 0;
+	char name[32], moved[32];
+	struct stat st;
+
+	for (;;) {
+		while ((r = atomic_load(&bd->round)) == seen && !atomic_load(&bd->quit))
+			;
+		if (atomic_load(&bd->quit))
+			_exit(0);
+		seen = r;
+		name_of(name, sizeof(name), "n", r);
+		name_of(moved, sizeof(moved), "m", r);
+		while (atomic_load(&bd->done) != r) {
+			if (renameat(dirb, name, dirb, moved) < 0)
+				continue;
+			if (fstatat(dirb, moved, &st, AT_SYMLINK_NOFOLLOW) == 0)
+				bd->moved_ino = st.st_ino;
+			if (plant == P_DIR) {
+				if (mkdirat(dirb, name, 0755) == 0 &&
+				    fstatat(dirb, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+					bd->planted_ino = st.st_ino;
+			} else {
+				if (symlinkat("decoy", dirb, name) == 0 &&
+				    fstatat(dirb, "decoy", &st, 0) == 0)
+					bd->planted_ino = st.st_ino;
+			}
+			break;
+		}
+		atomic_store(&bd->ack, r);
+	}
+}
+
+/* Client A's call: a descriptor or -errno, *created as the call says. */
+static int victim_call(enum victim v, int dira, const char *name, int excl, int *created)
+{
+	int fd, c;
+
+	switch (v) {
+	case V_NATIVE:
+		fd = openat(dira, name, O_CREAT | O_DIRECTORY | O_RDONLY | O_CLOEXEC |
+			    (excl ? O_EXCL : 0), 0755);
+		if (fd < 0)
+			return -errno;
+		c = fcntl(fd, F_CREATED_QUERY, 0);
+		*created = c > 0;
+		return fd;
+	case V_LIB: {
+		struct ocdir_how how = { .flags = excl ? O_EXCL : 0, .mode = 0755 };
+
+		fd = ocdir_openat2(dira, name, &how, sizeof(how), created);
+		return fd < 0 ? -errno : fd;
+	}
+	case V_NAIVE:
+		*created = mkdirat(dira, name, 0755) == 0;
+		if (!*created && (errno != EEXIST || excl))
+			return -errno;
+		fd = openat(dira, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		return fd < 0 ? -errno : fd;
+	}
+	return -EINVAL;
+}
+
+/* Remove whatever a round left (through A's mount; B is paused). */
+static void clean_round(int dira, unsigned int r)
+{
+	char name[32], moved[32];
+
+	name_of(name, sizeof(name), "n", r);
+	name_of(moved, sizeof(moved), "m", r);
+	if (unlinkat(dira, name, AT_REMOVEDIR) < 0)
+		unlinkat(dira, name, 0);
+	unlinkat(dira, moved, AT_REMOVEDIR);
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: netfs_race -a DIR_A -b DIR_B [-s SERVER_DIR] -v native|lib|naive\n"
+			"                  -p dir|symlink [-n ROUNDS] [-t SECONDS] [-x] [-e] [-l LABEL]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	const char *dir_a = NULL, *dir_b = NULL, *srv = NULL, *vname = NULL, *pname = NULL;
+	const char *label = "netfs race";
+	unsigned long rounds = 10000, r, moves = 0, wrong_fd = 0, wrong_created = 0;
+	unsigned long errors = 0, wrong_server = 0;
+	double limit = 600, start;
+	int opt, excl = 0, stop_at_first = 0, dira, dirb, dirs = -1, first_err = 0;
+	enum victim victim = V_NATIVE;
+	enum plant plant = P_DIR;
+	char test[256], first_wrong[160] = "";
+	struct board *bd;
+	pid_t pid;
+	int status;
+
+	while ((opt = getopt(argc, argv, "a:b:s:v:p:n:t:xel:")) != -1) {
+		switch (opt) {
+		case 'a': dir_a = optarg; break;
+		case 'b': dir_b = optarg; break;
+		case 's': srv = optarg; break;
+		case 'v': vname = optarg; break;
+		case 'p': pname = optarg; break;
+		case 'n': rounds = strtoul(optarg, NULL, 10); break;
+		case 't': limit = strtod(optarg, NULL); break;
+		case 'x': excl = 1; break;
+		case 'e': stop_at_first = 1; break;
+		case 'l': label = optarg; break;
+		default: usage();
+		}
+	}
+	if (!dir_a || !dir_b || !vname || !pname || rounds == 0 || rounds > 100000000)
+		usage();
+	if (!strcmp(vname, "native"))
+		victim = V_NATIVE;
+	else if (!strcmp(vname, "lib"))
+		victim = V_LIB;
+	else if (!strcmp(vname, "naive"))
+		victim = V_NAIVE;
+	else
+		usage();
+	if (!strcmp(pname, "dir"))
+		plant = P_DIR;
+	else if (!strcmp(pname, "symlink"))
+		plant = P_SYMLINK;
+	else
+		usage();
+	snprintf(test, sizeof(test), "%s: %s, %s planted%s", label, vname, pname,
+		 excl ? ", O_EXCL" : "");
+
+	dira = open(dir_a, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dirb = open(dir_b, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dira < 0 || dirb < 0) {
+		t_fail(test, "cannot open %s or %s: %s", dir_a, dir_b, strerror(errno));
+		return T_EXIT_FAIL;
+	}
+	if (srv) {
+		dirs = open(srv, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dirs < 0) {
+			t_fail(test, "cannot open the server's %s: %s", srv, strerror(errno));
+			return T_EXIT_FAIL;
+		}
+	}
+	if (victim == V_NATIVE) {
+		int err = 0;
+
+		if (!t_kernel_creates_dirs(dira, &err)) {
+			t_skip(test, "the kernel has no O_CREAT|O_DIRECTORY (probe: %s)",
+			       t_errname(err));
+			return T_EXIT_SKIP;
+		}
+	}
+	if (plant == P_SYMLINK && mkdirat(dira, "decoy", 0755) < 0 && errno != EEXIST) {
+		t_fail(test, "cannot make the decoy: %s", strerror(errno));
+		return T_EXIT_FAIL;
+	}
+
+	bd = mmap(NULL, sizeof(*bd), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (bd == MAP_FAILED) {
+		t_fail(test, "mmap: %s", strerror(errno));
+		return T_EXIT_FAIL;
+	}
+	memset(bd, 0, sizeof(*bd));
+	pid = fork();
+	if (pid < 0) {
+		t_fail(test, "fork: %s", strerror(errno));
+		return T_EXIT_FAIL;
+	}
+	if (pid == 0)
+		attacker(bd, dirb, plant);
+
+	start = seconds_now();
+	for (r = 1; r <= rounds && seconds_now() - start < limit; r++) {
+		char name[32], moved[32];
+		struct stat st, made;
+		ino_t made_ino = 0;
+		int fd, created = -1;
+
+		name_of(name, sizeof(name), "n", r);
+		name_of(moved, sizeof(moved), "m", r);
+		bd->moved_ino = 0;
+		bd->planted_ino = 0;
+		atomic_store(&bd->round, r);
+		fd = victim_call(victim, dira, name, excl, &created);
+		atomic_store(&bd->done, r);
+		while (atomic_load(&bd->ack) != r)
+			;
+
+		/* The entry A's call made: what B moved away, or what is there. */
+		if (bd->moved_ino) {
+			made_ino = bd->moved_ino;
+			moves++;
+		} else if (fstatat(dira, name, &made, AT_SYMLINK_NOFOLLOW) == 0 &&
+			   S_ISDIR(made.st_mode)) {
+			made_ino = made.st_ino;
+		}
+		if (fd < 0) {
+			if (!first_err)
+				first_err = -fd;
+			errors++;
+		} else if (fstat(fd, &st) < 0) {
+			if (!wrong_fd++)
+				snprintf(first_wrong, sizeof(first_wrong),
+					 "round %lu: fstat of the fd: %s", r, t_errname(errno));
+		} else if (!S_ISDIR(st.st_mode) || st.st_ino != made_ino) {
+			if (!wrong_fd++)
+				snprintf(first_wrong, sizeof(first_wrong),
+					 "round %lu: fd on inode %lu, A made %lu, B planted %lu",
+					 r, (unsigned long)st.st_ino, (unsigned long)made_ino,
+					 (unsigned long)bd->planted_ino);
+		} else if (created != 1) {
+			if (!wrong_created++ && !first_wrong[0])
+				snprintf(first_wrong, sizeof(first_wrong),
+					 "round %lu: its own new directory reported as not created", r);
+		} else if (dirs >= 0) {
+			/* The server holds that inode at the name or where B put it. */
+			struct stat s1, s2;
+			int at_name = fstatat(dirs, name, &s1, AT_SYMLINK_NOFOLLOW) == 0 &&
+				      s1.st_ino == st.st_ino;
+			int at_moved = fstatat(dirs, moved, &s2, AT_SYMLINK_NOFOLLOW) == 0 &&
+				       s2.st_ino == st.st_ino;
+
+			if (!at_name && !at_moved && !wrong_server++ && !first_wrong[0])
+				snprintf(first_wrong, sizeof(first_wrong),
+					 "round %lu: fd on inode %lu, which the server has at neither name",
+					 r, (unsigned long)st.st_ino);
+		}
+		if (fd >= 0)
+			close(fd);
+		clean_round(dira, r);
+		/* The naive sequence is there to be caught: once is enough. */
+		if (victim == V_NAIVE && stop_at_first && wrong_fd + wrong_created > 0) {
+			r++;
+			break;
+		}
+	}
+	atomic_store(&bd->quit, 1);
+	atomic_store(&bd->round, 0);
+	waitpid(pid, &status, 0);
+	if (plant == P_SYMLINK)
+		unlinkat(dira, "decoy", AT_REMOVEDIR);
+	r--;
+
+	printf("# %s: %lu rounds in %.1f s, %lu moved by B, %lu wrong fds, %lu wrong \"created\", "
+	       "%lu not on the server, %lu errors%s%s\n", test, r, seconds_now() - start, moves,
+	       wrong_fd, wrong_created, wrong_server, errors, first_err ? ", first: " : "",
+	       first_err ? t_errname(first_err) : "");
+	if (victim == V_NAIVE) {
+		if (wrong_fd + wrong_created > 0) {
+			printf("# %s: first: %s\n", test, first_wrong);
+			t_pass(test);
+			return T_EXIT_PASS;
+		}
+		t_fail(test, "the naive sequence was never caught in %lu rounds (%lu moves): "
+			     "the attack does not reach the window", r, moves);
+		return T_EXIT_FAIL;
+	}
+	if (victim == V_LIB && errors == r && first_err == EOPNOTSUPP) {
+		/* Documented: no RENAME_NOREPLACE here, shared parents refused. */
+		t_skip(test, "the emulation refuses a shared parent on this filesystem "
+			     "(EOPNOTSUPP: no RENAME_NOREPLACE; docs/library.md)");
+		return T_EXIT_SKIP;
+	}
+	if (wrong_fd + wrong_created + wrong_server > 0) {
+		t_fail(test, "%lu wrong fds, %lu wrong \"created\", %lu not on the server in %lu rounds; %s",
+		       wrong_fd, wrong_created, wrong_server, r, first_wrong);
+		return T_EXIT_FAIL;
+	}
+	if (moves == 0) {
+		t_fail(test, "B never moved an entry in %lu rounds: the race was not run", r);
+		return T_EXIT_FAIL;
+	}
+	if (errors * 10 > r) {
+		t_fail(test, "%lu of %lu calls failed (first: %s)", errors, r, t_errname(first_err));
+		return T_EXIT_FAIL;
+	}
+	t_pass(test);
+	return T_EXIT_PASS;
+}
