@@ -52,6 +52,7 @@
 
 #include <ocdir.h>
 #include "../helpers.h"
+#include "race.h"
 
 #ifndef F_CREATED_QUERY
 #define F_CREATED_QUERY (1024 + 4)	/* F_LINUX_SPECIFIC_BASE + 4, Linux 6.12 */
@@ -73,14 +74,6 @@ struct board {
 static void name_of(char *buf, size_t size, const char *what, unsigned int r)
 {
 	snprintf(buf, size, "%s%u", what, r);
-}
-
-static double seconds_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /*
@@ -260,8 +253,8 @@ int main(int argc, char **argv)
 	if (pid == 0)
 		attacker(bd, dirb, plant);
 
-	start = seconds_now();
-	for (r = 1; r <= rounds && seconds_now() - start < limit; r++) {
+	start = now();
+	for (r = 1; r <= rounds && now() - start < limit; r++) {
 		char name[32], moved[32];
 		struct stat st, made;
 		ino_t made_ino = 0;
@@ -333,7 +326,7 @@ int main(int argc, char **argv)
 	r--;
 
 	printf("# %s: %lu rounds in %.1f s, %lu moved by B, %lu wrong fds, %lu wrong \"created\", "
-	       "%lu not on the server, %lu errors%s%s\n", test, r, seconds_now() - start, moves,
+	       "%lu not on the server, %lu errors%s%s\n", test, r, now() - start, moves,
 	       wrong_fd, wrong_created, wrong_server, errors, first_err ? ", first: " : "",
 	       first_err ? t_errname(first_err) : "");
 	if (victim == V_NAIVE) {

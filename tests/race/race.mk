@@ -55,7 +55,7 @@ NETFS_RACE_BIN := $(BUILD)/race/netfs_race
 all: netfs-race-bin
 netfs-race-bin: $(NETFS_RACE_BIN)
 
-$(NETFS_RACE_BIN): tests/race/netfs_race.c tests/helpers.h include/ocdir.h $(BUILD)/libocdir.a $(OCDIR_FLAGS_STAMP)
+$(NETFS_RACE_BIN): tests/race/netfs_race.c tests/race/race.h tests/helpers.h include/ocdir.h $(BUILD)/libocdir.a $(OCDIR_FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  CC      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libocdir.a
