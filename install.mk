@@ -28,9 +28,27 @@ LDCONFIG   ?= ldconfig
 
 MAN_PAGES  := $(wildcard man/*.1 man/*.3 man/*.7)
 PC_FILE    := $(BUILD)/ocdir.pc
+# For building against this checkout's library, not installed: with
+# PKG_CONFIG_PATH=$(BUILD), pkg-config prefers ocdir-uninstalled.pc to
+# ocdir.pc. The bindings' tests link with it (tests/suites/45-bindings);
+# its rpath lets their programs find build/libocdir.so.1 at run time.
+PC_UNINSTALLED := $(BUILD)/ocdir-uninstalled.pc
 
-.PHONY: install uninstall dist $(PC_FILE)
-all: $(PC_FILE)
+.PHONY: install uninstall dist $(PC_FILE) $(PC_UNINSTALLED)
+all: $(PC_FILE) $(PC_UNINSTALLED)
+
+$(PC_UNINSTALLED):
+	@mkdir -p $(@D)
+	$(Q)printf '%s\n' \
+		'libdir=$(abspath $(BUILD))' \
+		'includedir=$(abspath include)' \
+		'' \
+		'Name: ocdir' \
+		'Description: race-free create-and-open of directories (uninstalled, $(abspath .))' \
+		'Version: $(OCDIR_VERSION)' \
+		'Cflags: -I$${includedir}' \
+		'Libs: -L$${libdir} -Wl,-rpath,$${libdir} -locdir' \
+		'Libs.private: -pthread' >$@.tmp && mv $@.tmp $@
 
 # Always regenerated: its content depends on PREFIX/LIBDIR, not on files.
 $(PC_FILE):
