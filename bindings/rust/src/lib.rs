@@ -321,3 +321,17 @@ pub fn backend() -> (Backend, &'static str) {
     };
     (if b == 1 { Backend::Native } else { Backend::Emulated }, text)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn how_is_struct_ocdir_how() {
+        // OCDIR_HOW_SIZE_VER0: four u64 fields, in this order
+        assert_eq!(HOW_SIZE, 32);
+        let h = How::new().mode(0o750).exclusive(true).resolve(resolve::BENEATH).options(options::NO_CLOEXEC);
+        assert_eq!(h.raw, RawHow { flags: libc::O_EXCL as u64, mode: 0o750, resolve: 8, options: 1 });
+        assert_eq!(h.exclusive(false).raw.flags, 0);
+    }
+}

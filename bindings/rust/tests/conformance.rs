@@ -282,13 +282,13 @@ fn conformance() {
     let mut failed = Vec::new();
     for (i, c) in cases.iter().enumerate() {
         if let Some(why) = skip_reason(c) {
-            println!("SKIP: conformance/{}: {}", c.name, why);
+            println!("SKIP: {}: {}", c.name, why);
             continue;
         }
         match run_case(&base, i, c) {
-            None => println!("PASS: conformance/{}", c.name),
+            None => println!("PASS: {}", c.name),
             Some(why) => {
-                println!("FAIL: conformance/{}: {}", c.name, why);
+                println!("FAIL: {}: {}", c.name, why);
                 failed.push(c.name.clone());
             }
         }
