@@ -104,14 +104,25 @@ func pathError(op, path string, err error) error {
 // (ocdir_openat2). It returns the directory (O_RDONLY, close-on-exec
 // unless NoCloexec) and whether this call created it.
 func OpenDir(dir *os.File, path string, how How) (*os.File, bool, error) {
+	return fdCall("opendir", dir, path, how, func(d C.int, p *C.char, h *C.struct_ocdir_how, c *C.int) (C.int, error) {
+		r, err := C.ocdir_openat2(d, p, h, howSize, c)
+		return r, err
+	})
+}
+
+type fdFunc func(C.int, *C.char, *C.struct_ocdir_how, *C.int) (C.int, error)
+
+// fdCall runs ocdir_openat2 or ocdir_mkpath: the directory and whether it
+// was created, or a *os.PathError.
+func fdCall(op string, dir *os.File, path string, how How, call fdFunc) (*os.File, bool, error) {
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
 	h := how.c()
 	var created C.int
-	fd, err := C.ocdir_openat2(dirfd(dir), cpath, &h, howSize, &created)
+	fd, err := call(dirfd(dir), cpath, &h, &created)
 	runtime.KeepAlive(dir)
 	if fd < 0 {
-		return nil, false, pathError("opendir", path, err)
+		return nil, false, pathError(op, path, err)
 	}
 	return os.NewFile(uintptr(fd), name(dir, path)), created == 1, nil
 }
@@ -123,16 +134,10 @@ func OpenDir(dir *os.File, path string, how How) (*os.File, bool, error) {
 // levels this call made are removed again. The bool says whether the leaf
 // was created.
 func MkPath(dir *os.File, path string, how How) (*os.File, bool, error) {
-	cpath := C.CString(path)
-	defer C.free(unsafe.Pointer(cpath))
-	h := how.c()
-	var created C.int
-	fd, err := C.ocdir_mkpath(dirfd(dir), cpath, &h, howSize, &created)
-	runtime.KeepAlive(dir)
-	if fd < 0 {
-		return nil, false, pathError("mkpath", path, err)
-	}
-	return os.NewFile(uintptr(fd), name(dir, path)), created == 1, nil
+	return fdCall("mkpath", dir, path, how, func(d C.int, p *C.char, h *C.struct_ocdir_how, c *C.int) (C.int, error) {
+		r, err := C.ocdir_mkpath(d, p, h, howSize, c)
+		return r, err
+	})
 }
 
 // Mkdir makes sure path is a directory, without a descriptor

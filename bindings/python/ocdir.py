@@ -88,6 +88,16 @@ def _error(path):
     return OSError(err, os.strerror(err), path)
 
 
+def _fd_call(fn, path, dir_fd, how):
+    """(fd, created) from ocdir_openat2 or ocdir_mkpath, or OSError."""
+    created = ctypes.c_int(0)
+    fd = fn(_dirfd(dir_fd), os.fsencode(path), ctypes.byref(how),
+            ctypes.sizeof(how), ctypes.byref(created))
+    if fd < 0:
+        raise _error(path)
+    return fd, bool(created.value)
+
+
 def open_dir(path, mode=0o777, *, dir_fd=None, exclusive=False, resolve=0,
              follow_symlinks=True, flags=0, options=0):
     """Create the directory path if it is absent, and open it.
@@ -104,13 +114,8 @@ def open_dir(path, mode=0o777, *, dir_fd=None, exclusive=False, resolve=0,
     inheritable unless NO_CLOEXEC, and True if this call created the
     directory. Raises OSError with the library's errno and path.
     """
-    how = _how(mode, exclusive, resolve, flags, options, follow_symlinks)
-    created = ctypes.c_int(0)
-    fd = _lib.ocdir_openat2(_dirfd(dir_fd), os.fsencode(path), ctypes.byref(how),
-                            ctypes.sizeof(how), ctypes.byref(created))
-    if fd < 0:
-        raise _error(path)
-    return fd, bool(created.value)
+    return _fd_call(_lib.ocdir_openat2, path, dir_fd,
+                    _how(mode, exclusive, resolve, flags, options, follow_symlinks))
 
 
 def mkpath(path, mode=0o777, *, dir_fd=None, exclusive=False, resolve=0,
@@ -123,13 +128,8 @@ def mkpath(path, mode=0o777, *, dir_fd=None, exclusive=False, resolve=0,
     apply to the leaf. On failure the levels this call made are removed
     again. Returns (fd, leaf_created); raises OSError.
     """
-    how = _how(mode, exclusive, resolve, flags, options, follow_symlinks)
-    created = ctypes.c_int(0)
-    fd = _lib.ocdir_mkpath(_dirfd(dir_fd), os.fsencode(path), ctypes.byref(how),
-                           ctypes.sizeof(how), ctypes.byref(created))
-    if fd < 0:
-        raise _error(path)
-    return fd, bool(created.value)
+    return _fd_call(_lib.ocdir_mkpath, path, dir_fd,
+                    _how(mode, exclusive, resolve, flags, options, follow_symlinks))
 
 
 def mkdir(path, mode=0o777, *, dir_fd=None, resolve=0, follow_symlinks=True):
