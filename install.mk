@@ -7,8 +7,9 @@
 # Installs the command, both libraries (libocdir.so.MAJOR.MINOR.PATCH with
 # its links libocdir.so.MAJOR, the soname, and libocdir.so; libocdir.a),
 # include/ocdir.h, a pkg-config file generated for this PREFIX/LIBDIR, the
-# man pages and the bash completion of the command. uninstall removes
-# exactly those files.
+# man pages, the bash completion of the command and the bindings (the
+# Python module in PYTHONDIR, the Go package in GOSRCDIR, the Rust crate
+# in CARGOREGDIR/ocdir-VERSION). uninstall removes exactly those files.
 #
 # Installing to the live system (DESTDIR empty) runs ldconfig afterwards, as
 # root, so that programs find libocdir.so.MAJOR in LIBDIR when LIBDIR is one
@@ -25,12 +26,43 @@ PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 BASHCOMPDIR  ?= $(PREFIX)/share/bash-completion/completions
 INSTALL    ?= install
 LDCONFIG   ?= ldconfig
+# The bindings (bindings/README.md), where each ecosystem looks: the Python
+# module where python3 finds it (Debian: /usr/lib/python3/dist-packages for
+# PREFIX=/usr, PREFIX/lib/python3.X/dist-packages otherwise), the Go
+# package and the Rust crate as source, where Debian keeps them
+# (/usr/share/gocode/src, /usr/share/cargo/registry).
+PYTHON3    ?= python3
+python_version = $(shell $(PYTHON3) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+PYTHONDIR  ?= $(if $(filter /usr,$(PREFIX)),$(PREFIX)/lib/python3/dist-packages,$(PREFIX)/lib/python$(or $(python_version),3)/dist-packages)
+GOSRCDIR   ?= $(PREFIX)/share/gocode/src/ocdir
+CARGOREGDIR ?= $(PREFIX)/share/cargo/registry
+RUST_CRATE_DIR = $(CARGOREGDIR)/ocdir-$(OCDIR_VERSION)
+GO_FILES   := bindings/go/go.mod bindings/go/ocdir.go
+RUST_FILES := bindings/rust/Cargo.toml bindings/rust/build.rs bindings/rust/src/lib.rs
 
 MAN_PAGES  := $(wildcard man/*.1 man/*.3 man/*.7)
 PC_FILE    := $(BUILD)/ocdir.pc
+# For building against this checkout's library, not installed: with
+# PKG_CONFIG_PATH=$(BUILD), pkg-config prefers ocdir-uninstalled.pc to
+# ocdir.pc. The bindings' tests link with it (tests/suites/45-bindings);
+# its rpath lets their programs find build/libocdir.so.1 at run time.
+PC_UNINSTALLED := $(BUILD)/ocdir-uninstalled.pc
 
-.PHONY: install uninstall dist $(PC_FILE)
-all: $(PC_FILE)
+.PHONY: install uninstall dist $(PC_FILE) $(PC_UNINSTALLED)
+all: $(PC_FILE) $(PC_UNINSTALLED)
+
+$(PC_UNINSTALLED):
+	@mkdir -p $(@D)
+	$(Q)printf '%s\n' \
+		'libdir=$(abspath $(BUILD))' \
+		'includedir=$(abspath include)' \
+		'' \
+		'Name: ocdir' \
+		'Description: race-free create-and-open of directories (uninstalled, $(abspath .))' \
+		'Version: $(OCDIR_VERSION)' \
+		'Cflags: -I$${includedir}' \
+		'Libs: -L$${libdir} -Wl,-rpath,$${libdir} -locdir' \
+		'Libs.private: -pthread' >$@.tmp && mv $@.tmp $@
 
 # Always regenerated: its content depends on PREFIX/LIBDIR, not on files.
 $(PC_FILE):
@@ -63,6 +95,13 @@ install: $(BUILD)/ocdir $(LIB_REAL) $(BUILD)/libocdir.a $(PC_FILE)
 		s=$${p##*.}; \
 		$(INSTALL) -m 644 $$p $(DESTDIR)$(MANDIR)/man$$s/ || exit 1; \
 	done
+	$(Q)$(INSTALL) -d $(DESTDIR)$(PYTHONDIR) $(DESTDIR)$(GOSRCDIR) \
+		$(DESTDIR)$(RUST_CRATE_DIR)/src
+	$(Q)$(INSTALL) -m 644 bindings/python/ocdir.py $(DESTDIR)$(PYTHONDIR)/ocdir.py
+	$(Q)$(INSTALL) -m 644 $(GO_FILES) $(DESTDIR)$(GOSRCDIR)/
+	$(Q)$(INSTALL) -m 644 bindings/rust/Cargo.toml bindings/rust/build.rs $(DESTDIR)$(RUST_CRATE_DIR)/
+	$(Q)$(INSTALL) -m 644 bindings/rust/src/lib.rs $(DESTDIR)$(RUST_CRATE_DIR)/src/
+	$(Q)printf '%s\n' '{"files":{},"package":""}' >$(DESTDIR)$(RUST_CRATE_DIR)/.cargo-checksum.json
 ifeq ($(DESTDIR),)
 	$(Q)if [ "$$(id -u)" -eq 0 ]; then \
 		$(LDCONFIG) || echo "make install: $(LDCONFIG) failed; programs may not find $(LIB_SONAME)" >&2; \
@@ -80,6 +119,9 @@ uninstall:
 	$(Q)for p in $(MAN_PAGES); do \
 		s=$${p##*.}; rm -f $(DESTDIR)$(MANDIR)/man$$s/$${p##*/}; \
 	done
+	$(Q)rm -f $(DESTDIR)$(PYTHONDIR)/ocdir.py $(addprefix $(DESTDIR)$(GOSRCDIR)/,$(notdir $(GO_FILES))) \
+		$(addprefix $(DESTDIR)$(RUST_CRATE_DIR)/,Cargo.toml build.rs src/lib.rs .cargo-checksum.json)
+	$(Q)rmdir $(DESTDIR)$(GOSRCDIR) $(DESTDIR)$(RUST_CRATE_DIR)/src $(DESTDIR)$(RUST_CRATE_DIR) 2>/dev/null || true
 
 # make dist: build/ocdir-VERSION.tar.gz, the source tree under ocdir-VERSION/.
 # In a git checkout: the files git knows of (tracked, or new and not

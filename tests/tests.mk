@@ -13,7 +13,13 @@ TEST_PROGS  := $(BUILD)/tests/conformance \
 
 .PHONY: tests-bin
 all: tests-bin
-tests-bin: $(TEST_PROGS)
+tests-bin: $(TEST_PROGS) $(BUILD)/tests/conformance.tsv
+
+# The case table of cases.h as data, for the bindings' conformance tests
+# (bindings/README.md): written by the C program that runs the same table.
+$(BUILD)/tests/conformance.tsv: $(BUILD)/tests/conformance
+	$(if $(Q),@echo "  GEN     $@")
+	$(Q)$< --print-table >$@.tmp && mv $@.tmp $@
 
 $(BUILD)/tests/conformance: tests/conformance/conformance.c tests/conformance/cases.h \
 		tests/helpers.h $(BUILD)/libocdir.a $(OCDIR_FLAGS_STAMP)

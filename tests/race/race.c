@@ -6,7 +6,7 @@
  *
  *   race [-a shared|sticky|both] [-v VARIANT,...] [-n ROUNDS] [-t SECONDS]
  *        [-d DIR] [-u ATTACKER_UID] [-m MOVES] [-w SPINS] [-e ESCAPES]
- *        [-j PAIRS] [-q]
+ *        [-j PAIRS] [-x VICTIM_COMMAND] [-q]
  *
  * -j runs PAIRS victim/attacker pairs of each variant at once, each in an
  * arena of its own, and shares the ROUNDS out among them (the result line
@@ -54,6 +54,21 @@
  * variant runs in its own process, since libocdir reads its environment
  * once.
  *
+ * -x CMD puts a victim of another language in the C victim's place (the
+ * bindings' race tests, bindings/README.md): variants ext-native and
+ * ext-emulated (0 escapes, 0 wrong reports, as lib-*) and ext-naive (a
+ * deliberately broken victim: must show escapes). CMD is run by /bin/sh
+ * with two arguments, the arena's path and "shared" or "sticky", and the
+ * variant's environment. It prints "ready" once; then for each line "r"
+ * it reads on stdin it creates ARENA/target as the C victim does (mode
+ * 0700, O_NOFOLLOW; in the sticky arena an existing directory is fine),
+ * and if it created it (or the arena is sticky) sets mode 0710, owner
+ * 4242:4242 and, where the filesystem takes it, the xattr user.ocdir.race
+ * through its descriptor, then answers one line, "fd CREATED DEV INO UID
+ * ISDIR" from an fstat of that descriptor taken before the changes (it
+ * closes the descriptor afterwards) or "err ERRNO". End of input: it
+ * exits 0.
+ *
  * Result lines (tests/helpers.h protocol): naive PASSes when it shows
  * escapes (the test can see them), every libocdir variant and native PASS
  * with 0 escapes, 0 wrong reports and nothing left in the arena, except
@@ -90,7 +105,7 @@
 #define VICTIM_OWNER	4242
 
 enum arena_kind { ARENA_SHARED, ARENA_STICKY };
-enum how_call { CALL_NAIVE, CALL_MKDIRAT, CALL_NATIVE, CALL_LIB };
+enum how_call { CALL_NAIVE, CALL_MKDIRAT, CALL_NATIVE, CALL_LIB, CALL_EXT };
 /*
  * EXPECT_NO_ESCAPE: the documented weaker guarantee of the mkdirat+openat
  * emulation (docs/library.md, feature table): a swap to another directory
@@ -129,6 +144,11 @@ static const struct variant variants[] = {
 	  { "OCDIR_FORCE_EMULATION=1", "OCDIR_TEST_NO_NOREPLACE=1", NULL }, 0, 0, 0, 1 },
 	{ "lib-fast", CALL_LIB, EXPECT_SAFE,
 	  { "OCDIR_FORCE_EMULATION=1", NULL }, 0, OCDIR_FAST_EMULATION, 0, 0 },
+	/* -x CMD: the victim is another program (a binding's race victim) */
+	{ "ext-native", CALL_EXT, EXPECT_SAFE, { NULL }, 0, 0, 1, 0 },
+	{ "ext-emulated", CALL_EXT, EXPECT_SAFE,
+	  { "OCDIR_FORCE_EMULATION=1", NULL }, 0, 0, 0, 0 },
+	{ "ext-naive", CALL_EXT, EXPECT_ESCAPES, { NULL }, 0, 0, 0, 0 },
 };
 #define N_VARIANTS (sizeof(variants) / sizeof(variants[0]))
 
@@ -165,6 +185,7 @@ static struct {
 	unsigned long enough;		/* naive: stop after this many escapes */
 	int quiet;
 	unsigned int jobs;		/* victim/attacker pairs per variant */
+	const char *ext;		/* -x: the command of an external victim */
 } opt = { .jobs = 1, .rounds = 5000, .seconds = 20, .attacker = 65534, .burst = 200,
 	  .dwell = 20000 };
 
@@ -375,6 +396,8 @@ static int victim_call(const struct variant *v, const struct arena *a, int *crea
 					  .resolve = v->resolve, .options = v->options };
 		fd = ocdir_openat2(a->arenafd, TARGET, &how, sizeof(how), created);
 		return fd < 0 ? -errno : fd;
+	case CALL_EXT:	/* run_variant asks the external victim */
+		break;
 	}
 	return -EINVAL;
 }
@@ -440,6 +463,96 @@ static int cleanup_round(const struct arena *a, int scan, struct result *res)
 	return 0;
 }
 
+/* The external victim of -x (one per variant process). */
+static struct {
+	pid_t pid;
+	FILE *to, *from;
+} ext = { .pid = -1 };
+
+static int ext_start(const struct arena *a, struct result *res)
+{
+	int in[2], out[2];
+	char cmd[4200], line[64];
+
+	snprintf(cmd, sizeof(cmd), "exec %s \"$@\"", opt.ext);
+	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC))
+		return -1;
+	fflush(stdout);
+	ext.pid = fork();
+	if (ext.pid < 0)
+		return -1;
+	if (ext.pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0)
+			_exit(127);
+		execl("/bin/sh", "sh", "-c", cmd, "race-victim", a->arena,
+		      a->kind == ARENA_STICKY ? "sticky" : "shared", (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	ext.to = fdopen(in[1], "w");
+	ext.from = fdopen(out[0], "r");
+	if (!ext.to || !ext.from)
+		return -1;
+	if (!fgets(line, sizeof(line), ext.from) || strcmp(line, "ready\n")) {
+		snprintf(res->note, sizeof(res->note), "the victim (-x %s) did not start", opt.ext);
+		return -1;
+	}
+	return 0;
+}
+
+static void ext_stop(void)
+{
+	if (ext.to)
+		fclose(ext.to);
+	if (ext.from)
+		fclose(ext.from);
+	if (ext.pid > 0)
+		waitpid(ext.pid, NULL, 0);
+}
+
+/*
+ * One call of the external victim: 0 and what its descriptor showed, a
+ * negative errno it answered, or 1 if the protocol broke.
+ */
+static int ext_call(int *created, struct stat *st)
+{
+	unsigned long long dev, ino;
+	unsigned int uid;
+	char line[256];
+	int isdir, err;
+
+	*created = 0;
+	memset(st, 0, sizeof(*st));
+	if (fputs("r\n", ext.to) == EOF || fflush(ext.to) || !fgets(line, sizeof(line), ext.from))
+		return 1;
+	if (sscanf(line, "err %d", &err) == 1 && err > 0)
+		return -err;
+	if (sscanf(line, "fd %d %llu %llu %u %d", created, &dev, &ino, &uid, &isdir) != 5)
+		return 1;
+	st->st_dev = (dev_t)dev;
+	st->st_ino = (ino_t)ino;
+	st->st_uid = (uid_t)uid;
+	st->st_mode = isdir ? S_IFDIR : S_IFREG;
+	return 0;
+}
+
+/* is_new_own_dir() for what an external victim's descriptor showed. */
+static int is_new_own_st(const struct arena *a, const struct stat *st)
+{
+	if (!S_ISDIR(st->st_mode) || st->st_uid != 0 || st->st_dev != a->old_st.st_dev)
+		return 0;
+	return st->st_ino != a->old_st.st_ino && st->st_ino != a->atk_st.st_ino;
+}
+
+/* The errors a victim may get under attack without anything being wrong. */
+static int expected_error(const struct variant *v, int err)
+{
+	return err == EEXIST || err == ENOENT || err == ENOTDIR || err == EACCES ||
+	       err == ELOOP || err == EAGAIN || (err == EOPNOTSUPP && v->may_refuse);
+}
+
 static void run_variant(const struct variant *v, struct arena *a, struct shared *sh,
 			struct result *res)
 {
@@ -455,9 +568,30 @@ static void run_variant(const struct variant *v, struct arena *a, struct shared 
 		/* The attacker is in its loop when the victim starts, as it
 		 * would be in real life; no delay is added to the victim. */
 		round_run(sh, (unsigned int)r);
-		fd = victim_call(v, a, &created);
 		wrong = 0;
-		if (fd >= 0) {
+		if (v->call == CALL_EXT) {
+			struct stat st;
+
+			fd = ext_call(&created, &st);
+			if (fd > 0) {
+				snprintf(res->note, sizeof(res->note),
+					 "the victim (-x %s) stopped answering", opt.ext);
+				round_pause(sh, (unsigned int)r);
+				res->broken = 1;
+				r++;
+				break;
+			}
+			if (fd == 0 && created == 1) {
+				res->created++;
+				wrong = !is_new_own_st(a, &st);
+			}
+			fd = fd == 0 ? INT_MAX : fd;	/* the victim closed it */
+		} else {
+			fd = victim_call(v, a, &created);
+		}
+		if (fd == INT_MAX) {
+			/* the external victim made its changes itself */
+		} else if (fd >= 0) {
 			if (created == 1) {
 				res->created++;
 				wrong = !is_new_own_dir(a, fd);
@@ -469,9 +603,7 @@ static void run_variant(const struct variant *v, struct arena *a, struct shared 
 					fsetxattr(fd, XATTR_NAME, "victim", 6, 0);
 			}
 			close(fd);
-		} else if (fd != -EEXIST && fd != -ENOENT && fd != -ENOTDIR &&
-			   fd != -EACCES && fd != -ELOOP && fd != -EAGAIN &&
-			   !(fd == -EOPNOTSUPP && v->may_refuse)) {
+		} else if (!expected_error(v, -fd)) {
 			res->errors++;
 			if (res->errors < 4 && !opt.quiet)
 				printf("# %s: unexpected %s\n", v->name, t_errname(-fd));
@@ -538,7 +670,14 @@ static int variant_child(const struct variant *v, enum arena_kind kind, struct r
 		teardown(&a);
 		return 77;
 	}
-	if (v->call == CALL_LIB && !v->need_native &&
+	if ((v->call == CALL_LIB || v->call == CALL_EXT) && v->need_native &&
+	    ocdir_backend(&reason) != OCDIR_BACKEND_NATIVE) {
+		snprintf(res->note, sizeof(res->note),
+			 "not run: kernel lacks the feature (%s)", reason);
+		teardown(&a);
+		return 77;
+	}
+	if ((v->call == CALL_LIB || (v->call == CALL_EXT && v->env[0])) && !v->need_native &&
 	    ocdir_backend(&reason) != OCDIR_BACKEND_EMULATED) {
 		snprintf(res->note, sizeof(res->note), "backend is not emulated: %s", reason);
 		teardown(&a);
@@ -554,7 +693,18 @@ static int variant_child(const struct variant *v, enum arena_kind kind, struct r
 	if (pid == 0)
 		attacker(&a, sh);
 	wait_until_eq(&sh->ack, 1);	/* it runs, and as its own uid */
+	if (v->call == CALL_EXT && ext_start(&a, res)) {
+		if (!res->note[0])
+			snprintf(res->note, sizeof(res->note), "cannot start -x %s: %s",
+				 opt.ext, strerror(errno));
+		stop_attacker(sh, pid);
+		ext_stop();
+		teardown(&a);
+		return 2;
+	}
 	run_variant(v, &a, sh, res);
+	if (v->call == CALL_EXT)
+		ext_stop();
 	snprintf(res->note + strlen(res->note), sizeof(res->note) - strlen(res->note),
 		 "%sfs=%s%s", res->note[0] ? "; " : "", a.fsname,
 		 a.xattrs ? "" : " (no user xattrs: mode/owner only)");
@@ -634,7 +784,8 @@ static void merge(struct result *res, unsigned int n)
 static void usage(void)
 {
 	fprintf(stderr, "usage: race [-a shared|sticky|both] [-v VARIANT,...] [-n ROUNDS] "
-		"[-t SECONDS] [-d DIR] [-u ATTACKER_UID] [-m MOVES] [-w SPINS] [-e ESCAPES] [-j PAIRS] [-q]\n");
+		"[-t SECONDS] [-d DIR] [-u ATTACKER_UID] [-m MOVES] [-w SPINS] [-e ESCAPES] [-j PAIRS] "
+		"[-x VICTIM_COMMAND] [-q]\n");
 	exit(2);
 }
 
@@ -646,7 +797,7 @@ int main(int argc, char **argv)
 	int c, status, worst;
 	pid_t pid;
 
-	while ((c = getopt(argc, argv, "a:v:n:t:d:u:m:w:e:j:q")) != -1) {
+	while ((c = getopt(argc, argv, "a:v:n:t:d:u:m:w:e:j:x:q")) != -1) {
 		switch (c) {
 		case 'a': arenas = optarg; break;
 		case 'v': opt.only = optarg; break;
@@ -659,6 +810,7 @@ int main(int argc, char **argv)
 		case 'e': opt.enough = strtoul(optarg, NULL, 0); break;
 		case 'w': opt.dwell = strtoul(optarg, NULL, 0); break;
 		case 'j': opt.jobs = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case 'x': opt.ext = optarg; break;
 		default: usage();
 		}
 	}
@@ -688,6 +840,12 @@ int main(int argc, char **argv)
 		for (i = 0; i < N_VARIANTS; i++) {
 			if (!wanted_in(opt.only, variants[i].name))
 				continue;
+			/* the ext-* variants need -x; without it only a named one says so */
+			if (variants[i].call == CALL_EXT && !opt.ext) {
+				if (opt.only)
+					t_skip(variants[i].name, "needs -x VICTIM_COMMAND");
+				continue;
+			}
 			memset(res, 0, opt.jobs * sizeof(*res));
 			fflush(stdout);
 			for (j = 0; j < opt.jobs; j++) {

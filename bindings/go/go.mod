@@ -1,0 +1,3 @@
+module ocdir
+
+go 1.19

@@ -1,0 +1,251 @@
+# SPDX-License-Identifier: MIT
+"""The conformance table of tests/conformance/cases.h, through the binding.
+
+The table is read from $OCDIR_CONFORMANCE_TABLE, else from the checkout's
+build/tests/conformance.tsv (make writes it: `build/tests/conformance
+--print-table`), so the cases and their expected errno are those of the C
+conformance test. Each case runs in a fresh directory below
+$OCDIR_TEST_DIR (default: a new temporary directory), with umask 022, on
+whichever backend the library picks (OCDIR_FORCE_EMULATION=1 forces the
+emulation). One test method per case.
+"""
+
+import fcntl
+import os
+import stat
+import tempfile
+import unittest
+
+import ocdir
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TABLE = os.environ.get("OCDIR_CONFORMANCE_TABLE") or os.path.join(
+    HERE, "..", "..", "..", "build", "tests", "conformance.tsv")
+COLUMNS = ("name setup path api flags mode resolve errno errname fd_is "
+           "created after need").split()
+
+
+def read_table(path):
+    cases = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line or line.startswith("#"):
+                continue
+            fields = line.split("\t")
+            if len(fields) != len(COLUMNS):
+                raise ValueError("%s: bad line %r" % (path, line))
+            c = dict(zip(COLUMNS, fields))
+            c["flags"] = int(c["flags"])
+            c["mode"] = int(c["mode"], 8)
+            c["resolve"] = int(c["resolve"])
+            c["errno"] = int(c["errno"])
+            c["created"] = int(c["created"])
+            c["need"] = set(filter(None, c["need"].split(",")))
+            cases.append(c)
+    return cases
+
+
+def skip_reason(c):
+    root = os.geteuid() == 0
+    if "root" in c["need"] and not root:
+        return "root only"
+    if "user" in c["need"] and root:
+        return "non-root only (the C conformance test's --user run covers it)"
+    if "root-setup" in c["need"] and not root:
+        return "setup needs root"
+    if "protected-symlinks" in c["need"]:
+        try:
+            with open("/proc/sys/fs/protected_symlinks") as f:
+                if f.read(1) != "1":
+                    return "fs.protected_symlinks is off"
+        except OSError:
+            return "fs.protected_symlinks unknown"
+    if "mount" in c["need"]:
+        return "needs a private mount namespace (the C conformance test runs it)"
+    return None
+
+
+def setup_op(casefd, casedir, op):
+    kind, _, arg = op.partition(":")
+    if kind == "l":
+        name, _, target = arg.partition(">")
+        os.symlink(target.replace("%D", casedir), name, dir_fd=casefd)
+        return
+    name, eq, value = arg.partition("=")
+    if kind == "d":
+        os.mkdir(name, 0o755, dir_fd=casefd)
+        if eq:
+            os.chmod(name, int(value, 8), dir_fd=casefd)
+    elif kind == "f":
+        os.close(os.open(name, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644,
+                         dir_fd=casefd))
+    elif kind == "p":
+        os.mkfifo(name, 0o644, dir_fd=casefd)
+    elif kind == "o":
+        uid = int(value or "0")
+        os.chown(name, uid, uid, dir_fd=casefd, follow_symlinks=False)
+    elif kind == "chain":
+        n = int(name)
+        for i in range(1, n + 1):
+            os.symlink("d" if i == n else "s%d" % (i + 1), "s%d" % i,
+                       dir_fd=casefd)
+    else:
+        raise ValueError("unknown setup op " + op)
+
+
+def check_after(casefd, after):
+    for tok in after.split():
+        kind, path = tok[0], tok[2:]
+        path, _, want = path.partition("=")
+        try:
+            st = os.stat(path, dir_fd=casefd, follow_symlinks=False)
+        except OSError:
+            st = None
+        if kind == "-":
+            if st is not None:
+                return "%s exists" % path
+        elif kind in "DEM":
+            if st is None or not stat.S_ISDIR(st.st_mode):
+                return "%s is not a directory" % path
+            if kind == "M" and stat.S_IMODE(st.st_mode) != int(want, 8):
+                return "%s has mode %04o, want %s" % (
+                    path, stat.S_IMODE(st.st_mode), want)
+            if kind == "E":
+                fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY, dir_fd=casefd)
+                try:
+                    if os.listdir(fd):
+                        return "%s is not empty" % path
+                finally:
+                    os.close(fd)
+        elif kind == "F":
+            if st is None or not stat.S_ISREG(st.st_mode):
+                return "%s is not a regular file" % path
+        elif kind == "L":
+            if st is None or not stat.S_ISLNK(st.st_mode):
+                return "%s is not a symlink" % path
+    return None
+
+
+def stage_left(dirfd, depth=1):
+    """Is a ".ocdir-stage.*" directory left in dirfd or one level below?"""
+    for entry in os.listdir(dirfd):
+        if entry.startswith(".ocdir-stage."):
+            return True
+    for entry in os.listdir(dirfd):
+        if depth > 0:
+            try:
+                sub = os.open(entry, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW,
+                              dir_fd=dirfd)
+            except OSError:
+                continue
+            try:
+                if stage_left(sub, depth - 1):
+                    return True
+            finally:
+                os.close(sub)
+    return False
+
+
+def count_fds():
+    return len(os.listdir("/proc/self/fd"))
+
+
+def run_case(base, idx, c):
+    """None if the case passes, else why it fails."""
+    casedir = os.path.join(base, "%03d" % idx)
+    os.mkdir(casedir, 0o755)
+    casefd = os.open(casedir, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for op in c["setup"].split():
+            setup_op(casefd, casedir, op)
+        os.chdir(casedir)
+        path = c["path"].replace("%D", casedir)
+        mode = c["mode"] & 0o7777 if c["api"] == "at" else c["mode"]
+        before = count_fds()
+        err, fd, created = 0, -1, None
+        try:
+            fd, created = ocdir.open_dir(path, mode, dir_fd=casefd,
+                                         flags=c["flags"], resolve=c["resolve"])
+        except OSError as e:
+            err = e.errno
+            if e.filename != path:
+                return "OSError.filename is %r, want %r" % (e.filename, path)
+        want = c["errno"]
+        if want and fd >= 0:
+            os.close(fd)
+            return "got an fd, want %s" % c["errname"]
+        if not want and fd < 0:
+            return "got %s (%s), want an fd" % (
+                os.strerror(err), err)
+        if want and err != want:
+            return "got errno %d (%s), want %s" % (err, os.strerror(err),
+                                                   c["errname"])
+        if fd >= 0:
+            try:
+                st = os.fstat(fd)
+                fl = fcntl.fcntl(fd, fcntl.F_GETFL)
+                if not stat.S_ISDIR(st.st_mode):
+                    return "fd is not a directory"
+                if fl & os.O_ACCMODE != os.O_RDONLY:
+                    return "fd is not O_RDONLY"
+                if os.get_inheritable(fd):
+                    return "fd is not O_CLOEXEC"
+                if c["fd_is"] != "-":
+                    want_st = os.stat(c["fd_is"], dir_fd=casefd)
+                    if (want_st.st_dev, want_st.st_ino) != (st.st_dev, st.st_ino):
+                        return "fd is not %s" % c["fd_is"]
+                if c["api"] == "at2" and c["created"] >= 0 and \
+                        int(created) != c["created"]:
+                    return "created=%d, want %d" % (created, c["created"])
+            finally:
+                os.close(fd)
+        why = check_after(casefd, c["after"])
+        if why:
+            return why
+        if count_fds() != before:
+            return "fd leaked"
+        if stage_left(casefd):
+            return "a .ocdir-stage.* directory was left behind"
+        return None
+    finally:
+        os.close(casefd)
+
+
+class Conformance(unittest.TestCase):
+    base = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.old_umask = os.umask(0o022)
+        cls.old_cwd = os.getcwd()
+        top = os.environ.get("OCDIR_TEST_DIR") or None
+        cls.base = tempfile.mkdtemp(prefix="py-conformance.", dir=top)
+        os.chmod(cls.base, 0o755)
+
+    @classmethod
+    def tearDownClass(cls):
+        os.chdir(cls.old_cwd)
+        os.umask(cls.old_umask)
+
+    def test_table_present(self):
+        self.assertTrue(CASES, "no cases read from " + TABLE)
+
+
+def _make(idx, c):
+    def test(self):
+        why = skip_reason(c)
+        if why:
+            self.skipTest(why)
+        why = run_case(self.base, idx, c)
+        if why:
+            self.fail(why)
+    return test
+
+
+try:
+    CASES = read_table(TABLE)
+except OSError:
+    CASES = []
+for _i, _c in enumerate(CASES):
+    setattr(Conformance, "test_" + _c["name"].replace("-", "_"), _make(_i, _c))
