@@ -92,6 +92,8 @@
  *                   setup runs ("wrong"), ENOENT ("enoent"); anything left
  *                   at the name after the call is a leftover.
  *  setup-xchg-mkpath  the same through ocdir_mkpath_setup().
+ *  setup-xchg-native  setup-xchg with the native backend (the patched
+ *                   guest; SKIP where the kernel has no O_CREAT|O_DIRECTORY).
  *  setup-emfile     point 2. Private parent, 1 to 4 free descriptors
  *                   (RLIMIT_NOFILE); a setup that fails (it needs a
  *                   descriptor, or says EDQUOT). Hit: anything left in the
@@ -201,6 +203,7 @@ static const struct attack attacks[] = {
 	{ "landlock-refer", K_LANDLOCK, 0, 0, 0, 0 },
 	{ "setup-xchg", K_SETUP, 0, 0, 0, 0 },
 	{ "setup-xchg-mkpath", K_SETUP, 0, 0, 0, 1 },
+	{ "setup-xchg-native", K_SETUP, 0, 0, 0, 2 },
 	{ "setup-emfile", K_EMFILE, 0, 0, 0, 0 },
 	{ "enoent-symlink", K_ENOENT, 0, 0, 0, 0 },
 	{ "enoent-symlink-sticky", K_ENOENT, 0, 0, 0, 1 },
@@ -883,6 +886,28 @@ static void setup_leftover(struct arena *a, struct result *res)
 		count_leftover(a->at->name, res, "left at the name", TARGET);
 }
 
+/*
+ * Count an issue-26 victim call: fd or -1 with errno; wrong says whether
+ * its created=1 is a lie. ENOENT is always a hit there (every component
+ * but the attacked last one exists); EDQUOT is the failing setup's.
+ */
+static void count_issue26(int fd, int wrong, struct result *res)
+{
+	int err = errno;
+
+	if (fd >= 0) {
+		res->wrong += wrong;
+		close(fd);
+		return;
+	}
+	if (err > 0 && err < 160)
+		res->errs[err]++;
+	if (err == ENOENT)
+		res->enoent++;
+	else if (err != EDQUOT && !errno_expected_under_attack(err))
+		res->errors++;
+}
+
 static void victim_round(struct arena *a, unsigned long r, uint64_t options,
 			 struct result *res)
 {
@@ -893,40 +918,19 @@ static void victim_round(struct arena *a, unsigned long r, uint64_t options,
 	switch (a->at->kind) {
 	case K_SETUP:
 		how.mode = 0755;
-		if (a->at->variant)
+		if (a->at->variant == 1)
 			fd = ocdir_mkpath_setup(a->arenafd, TARGET, &how, sizeof(how),
 						failing_setup, &w, &created);
 		else
 			fd = ocdir_openat2_setup(a->arenafd, TARGET, &how, sizeof(how),
 						 failing_setup, &w, &created);
-		if (fd >= 0) {
-			if (created)
-				res->wrong++;	/* setup always fails */
-			close(fd);
-			return;
-		}
-		if (errno > 0 && errno < 160)
-			res->errs[errno]++;
-		if (errno == ENOENT)
-			res->enoent++;
-		else if (errno != EDQUOT && errno != EEXIST && errno != EAGAIN)
-			res->errors++;
+		/* setup always fails: created=1 is wrong whatever was opened */
+		count_issue26(fd, created == 1, res);
 		return;
 	case K_ENOENT:
 		how.mode = 0700;
 		fd = ocdir_openat2(a->arenafd, TARGET, &how, sizeof(how), &created);
-		if (fd >= 0) {
-			if (created == 1 && !is_new_own_dir(a, fd))
-				res->wrong++;
-			close(fd);
-			return;
-		}
-		if (errno > 0 && errno < 160)
-			res->errs[errno]++;
-		if (errno == ENOENT)
-			res->enoent++;
-		else if (!errno_expected_under_attack(errno))
-			res->errors++;
+		count_issue26(fd, created == 1 && fd >= 0 && !is_new_own_dir(a, fd), res);
 		return;
 	case K_SETGID:
 		how.flags = O_EXCL;
@@ -1154,19 +1158,40 @@ static int run_discard_dest(const struct attack *at, struct result *res)
 	return 0;
 }
 
+/*
+ * Remove everything in the directory arenafd and say how many entries
+ * there were (the first one's name in first).
+ */
+static unsigned long clear_arena(int arenafd, char *first, size_t size)
+{
+	unsigned long left = 0;
+	struct dirent *de;
+	DIR *dir = opendir_fd(arenafd);
+
+	while (dir && (de = readdir(dir))) {
+		if (is_name(de->d_name, ".") || is_name(de->d_name, ".."))
+			continue;
+		if (!left++)
+			snprintf(first, size, "%s", de->d_name);
+		rm_tree_at(arenafd, de->d_name);
+	}
+	if (dir)
+		closedir(dir);
+	return left;
+}
+
 /* ---- discard-deep: a 1100-level prepared tree under RLIMIT_NOFILE 1024 ---- */
 
 static int run_discard_deep(const struct attack *at, struct result *res)
 {
+	char first[NAME_MAX + 1];
 	struct ocdir_how how = { .mode = 0700 };
 	struct ocdir_prepared *p;
 	char base[512], arena[600];
 	struct rlimit old, lim;
 	unsigned long r, rounds = opt.rounds >= 10000 ? 3 : 1, left;
-	struct dirent *de;
 	int fd, i, arenafd, rd, derr;
 	double start = now();
-	DIR *dir;
 
 	(void)at;
 	if (make_base(base, sizeof(base), 0755))
@@ -1201,19 +1226,10 @@ static int run_discard_deep(const struct attack *at, struct result *res)
 		rd = ocdir_discard(p);
 		derr = errno;
 		setrlimit(RLIMIT_NOFILE, &old);
-		left = 0;
-		dir = opendir_fd(arenafd);
-		while (dir && (de = readdir(dir))) {
-			if (is_name(de->d_name, ".") || is_name(de->d_name, ".."))
-				continue;
-			left++;
-			if (!res->leftovers)
-				note(res, "round %lu: discard returned %d (%s) and left %s", r, rd,
-				     rd ? t_errname(derr) : "0", de->d_name);
-			rm_tree_at(arenafd, de->d_name);
-		}
-		if (dir)
-			closedir(dir);
+		left = clear_arena(arenafd, first, sizeof(first));
+		if (left && !res->leftovers)
+			note(res, "round %lu: discard returned %d (%s) and left %s", r, rd,
+			     rd ? t_errname(derr) : "0", first);
 		res->leftovers += left;
 		if (left)
 			res->hits++;
@@ -1904,14 +1920,13 @@ static int fd_hungry_setup(int fd, const char *path, unsigned int flags, void *a
 
 static int run_emfile(const struct attack *at, struct result *res)
 {
+	char first[NAME_MAX + 1];
 	struct ocdir_how how = { .mode = 0755 };
 	char base[512], arena[600];
 	unsigned long r, rounds = opt.rounds / 100 < 20 ? 20 : opt.rounds / 100, left;
 	struct rlimit old, lim;
 	int fills[256], nfill, arenafd, fd, nfree, created, err;
 	double start = now();
-	struct dirent *de;
-	DIR *dir;
 
 	if (make_base(base, sizeof(base), 0755))
 		return 2;
@@ -1949,19 +1964,10 @@ static int run_emfile(const struct attack *at, struct result *res)
 		} else if (err > 0 && err < 160) {
 			res->errs[err]++;
 		}
-		left = 0;
-		dir = opendir_fd(arenafd);
-		while (dir && (de = readdir(dir))) {
-			if (is_name(de->d_name, ".") || is_name(de->d_name, ".."))
-				continue;
-			left++;
-			if (!res->leftovers)
-				note(res, "%d free descriptors: %s (%s) and %s left", 1 + (int)(r % 4),
-				     t_errname(err), strerror(err), de->d_name);
-			rm_tree_at(arenafd, de->d_name);
-		}
-		if (dir)
-			closedir(dir);
+		left = clear_arena(arenafd, first, sizeof(first));
+		if (left && !res->leftovers)
+			note(res, "%d free descriptors: %s (%s) and %s left", 1 + (int)(r % 4),
+			     t_errname(err), strerror(err), first);
 		res->leftovers += left;
 		res->hits += left ? 1 : 0;
 	}
@@ -2082,7 +2088,14 @@ static int run_apply(const struct attack *at, struct result *res)
 
 static int attack_child(const struct attack *at, struct result *res)
 {
-	setenv("OCDIR_FORCE_EMULATION", "1", 1);
+	if (at->kind == K_SETUP && at->variant == 2) {
+		if (ocdir_backend(NULL) != OCDIR_BACKEND_NATIVE) {
+			note(res, "no native backend here (a kernel without the ocdir series)");
+			return 77;
+		}
+	} else {
+		setenv("OCDIR_FORCE_EMULATION", "1", 1);
+	}
 	if (at->no_noreplace)
 		setenv("OCDIR_TEST_NO_NOREPLACE", "1", 1);
 	umask(0);
