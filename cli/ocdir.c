@@ -655,7 +655,9 @@ static void create_error(int rootfd, const char *path, int err,
 static int process(int rootfd, const char *path, const struct options *o)
 {
 	struct ocdir_how how = {
-		.flags = o->exclusive || o->publish ? O_EXCL : 0,
+		/* --apply-existing never changes a trailing symlink's target */
+		.flags = (o->exclusive || o->publish ? O_EXCL : 0) |
+			 (o->apply_existing && wants_attributes(o) ? O_NOFOLLOW : 0),
 		.mode = 0777,
 		.resolve = o->resolve,
 		.options = o->publish ? OCDIR_ALWAYS_STAGE : 0,

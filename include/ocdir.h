@@ -213,7 +213,10 @@ struct ocdir_how {
  *            fchmodat2(2) (6.6) nor a usable /proc.
  *   EAGAIN   (emulation only) a race was lost 8 times in a row: the name
  *            was created and removed by others faster than the call could
- *            open it, or someone kept replacing the staging directory.
+ *            open it, a trailing symlink kept appearing and disappearing,
+ *            or someone kept removing or replacing the staging directory.
+ *            (ENOENT is only ever a missing component before the last:
+ *            a last component that others change is looked at again.)
  *   and the common errors above.
  * On failure nothing is left behind: no directory, no staging directory, no
  * descriptor. (Emulation only: if the process dies inside the call, an empty
@@ -278,9 +281,10 @@ int ocdir_mkdirat(int dirfd, const char *path, const struct ocdir_how *how,
  * opening it through its parent's descriptor (with RESOLVE_BENEATH or
  * RESOLVE_IN_ROOT each level is resolved from dirfd under the same scoping,
  * and path must be shorter than PATH_MAX; unscoped it may be longer, as
- * for mkdir -p; one descriptor per level is held until the call returns,
- * so more levels than free descriptors give EMFILE). Intermediate directories are created with mode 0777 minus
- * the umask, plus u+wx (set through their descriptors, as mkdir -p does,
+ * for mkdir -p; at most three descriptors of the call's own are open at
+ * a time, whatever the depth, so a path of more levels than free
+ * descriptors works). Intermediate directories are created with mode
+ * 0777 minus the umask, plus u+wx (set through their descriptors, as mkdir -p does,
  * so that the walk can go on below them whatever the umask); the leaf gets
  * how->mode. how->flags apply to the leaf only (O_EXCL: the leaf must be
  * new; O_NOFOLLOW: the leaf may not be a symlink); symlinks
@@ -300,7 +304,9 @@ int ocdir_mkdirat(int dirfd, const char *path, const struct ocdir_how *how,
  * Returns a descriptor to the leaf, or -1 with errno as ocdir_openat2 (an
  * intermediate that exists as a non-directory gives ENOTDIR). On failure the
  * directories this call created are removed again, deepest first, as long
- * as they are still empty and still at the name where they were made.
+ * as they are still empty and still at the name where they were made
+ * (reached back up through "..", checked against the directory each was
+ * made in).
  */
 int ocdir_mkpath(int dirfd, const char *path, const struct ocdir_how *how,
 		 size_t size, int *leaf_created);
@@ -339,8 +345,17 @@ typedef int (*ocdir_setup_fn)(int fd, const char *path, unsigned int flags,
  * setup sets its final mode. In a shared parent it is made hidden, in a
  * private staging directory next to the name (as ocdir_prepare), set up
  * there and then renamed into place in one step (RENAME_NOREPLACE), so
- * nobody sees it before it is finished. A name that turns out to exist is
- * opened (O_EXCL: EEXIST) and not set up: compare with `created`.
+ * nobody sees it before it is finished; nothing is ever made at the name
+ * itself there before setup has run (natively too). A name that turns out
+ * to exist is opened as it is, without creating anything (O_EXCL: EEXIST),
+ * and not set up: compare with `created`; a name that keeps appearing and
+ * disappearing gets another staged try, 8 in all, then EAGAIN.
+ *
+ * If setup fails, what the call made is removed through descriptors it
+ * holds: the contents through the new directory's descriptor (no symlink
+ * followed, no mount entered), the directory by name only once the name
+ * is shown to lead to that same inode. The parent's descriptor is taken
+ * before setup runs, so the removal needs no new descriptor.
  *
  * setup may be NULL (then this is ocdir_openat2); it is called once, with
  * OCDIR_SETUP_LEAF, if the call creates the directory. how, size,
@@ -354,7 +369,13 @@ typedef int (*ocdir_setup_fn)(int fd, const char *path, unsigned int flags,
  *               Landlock without REFER), natively too; with
  *               OCDIR_ALLOW_WEAK_EMULATION the directory is made at its
  *               name instead, owner-only until setup is done.
- * Nothing is left behind on failure. Since 1.2.0.
+ *   EAGAIN      (natively too) in a shared parent the name kept
+ *               appearing and disappearing (8 staged tries), or someone
+ *               kept removing or replacing the staging directory. Then,
+ *               and only then, one empty 0700 directory of the caller's
+ *               (".ocdir-stage.*") may remain in the shared parent, where
+ *               whoever raced the call moved it.
+ * Otherwise nothing is left behind on failure. Since 1.2.0.
  */
 int ocdir_openat2_setup(int dirfd, const char *path, const struct ocdir_how *how,
 			size_t size, ocdir_setup_fn setup, void *arg,
@@ -435,7 +456,7 @@ int ocdir_publish(struct ocdir_prepared *prepared);
  * following symlinks, without crossing mounts) and its staging directory,
  * and free `prepared`.
  *
- * The removal is iterative and holds at most two descriptors of its own,
+ * The removal is iterative and holds at most three descriptors of its own,
  * whatever the depth of the tree.
  *
  * Returns 0 and frees `prepared`, or returns -1 with errno:

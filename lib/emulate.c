@@ -23,8 +23,6 @@
 
 #include "internal.h"
 
-#define OC_RACE_RETRIES 8
-
 int oc_is_dot_name(const char *last)
 {
 	return !strcmp(last, ".") || !strcmp(last, "..") || !strcmp(last, "/");
@@ -232,6 +230,19 @@ int oc_stage_create(int parentfd, int *stagefd, char *name, size_t size,
 		return 0;
 	}
 	return -EAGAIN;
+}
+
+/*
+ * Was the staging directory removed (by someone who can write the shared
+ * parent: it is empty until the new directory is made in it)? Then a
+ * mkdirat in it says ENOENT, which is no missing component of the
+ * caller's path: the caller makes another one.
+ */
+int oc_stage_gone(int stagefd)
+{
+	struct stat st;
+
+	return fstat(stagefd, &st) == 0 && st.st_nlink == 0;
 }
 
 /*
@@ -460,8 +471,8 @@ int oc_parent_is_private(const struct stat *parent)
  * directory is visible before it is opened. -EEXIST tells the caller to
  * look at the name again.
  */
-static int create_weak(int parentfd, const char *last, const struct oc_req *req,
-		       int oflags)
+int oc_create_weak(int parentfd, const char *last, const struct oc_req *req,
+		   int oflags)
 {
 	struct stat byfd, byname;
 	int fd;
@@ -492,7 +503,7 @@ static int setgid_lost(int parentfd, const char *last, const struct oc_req *req,
 {
 	if (!(mode & S_IRUSR))
 		return -EACCES;
-	return create_weak(parentfd, last, req, oflags);
+	return oc_create_weak(parentfd, last, req, oflags);
 }
 
 /*
@@ -503,10 +514,11 @@ static int create_staged(int parentfd, const char *last, const struct oc_req *re
 			 int oflags)
 {
 	char stagename[64];
-	int stagefd, fd, r, lost_setgid;
+	int stagefd, fd, r, lost_setgid, tries = 0;
 	struct stat st;
 	mode_t lent, made;
 
+again:
 	r = oc_stage_create(parentfd, &stagefd, stagename, sizeof(stagename),
 			    &lost_setgid, &made);
 	if (r)
@@ -521,8 +533,13 @@ static int create_staged(int parentfd, const char *last, const struct oc_req *re
 	}
 	fd = oc_mkdir_open(stagefd, last, req->mode, oflags, &lent, 1);
 	if (fd < 0) {
+		int gone = fd == -ENOENT && oc_stage_gone(stagefd);
+
 		oc_stage_remove(parentfd, stagefd, stagename);
-		return fd;
+		/* Someone removed the empty staging directory: another one. */
+		if (gone && ++tries < OC_RACE_RETRIES)
+			goto again;
+		return gone ? -EAGAIN : fd;
 	}
 	/* Lending the write bit for the rename cost the inherited setgid bit. */
 	if (lent != (mode_t)-1 && (lent & S_ISGID) &&
@@ -551,7 +568,7 @@ static int create_staged(int parentfd, const char *last, const struct oc_req *re
 		 * directory: an LSM refused it (Landlock without REFER).
 		 */
 		if (r == -EINVAL || r == -ENOSYS || r == -EXDEV)
-			return create_weak(parentfd, last, req, oflags);
+			return oc_create_weak(parentfd, last, req, oflags);
 		return r;
 	}
 	oc_stage_remove(parentfd, stagefd, stagename);
@@ -625,8 +642,9 @@ static int follow_last(int dirfd, int parentfd, const char *parent,
 	int fd, r;
 
 	fd = oc_openat(parentfd, last, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+	/* The link went away since the fstatat: -EAGAIN, "look again". */
 	if (fd < 0)
-		return fd;
+		return fd == -ENOENT ? -EAGAIN : fd;
 	/*
 	 * The kernel's order (pick_link()): the link count, then
 	 * fs.protected_symlinks for a trailing link, then RESOLVE_NO_SYMLINKS.
@@ -644,7 +662,10 @@ static int follow_last(int dirfd, int parentfd, const char *parent,
 	n = oc_read_link(fd, target, PATH_MAX);
 	close(fd);
 	if (n < 0) {
-		r = (int)n;
+		/* replaced by something that is no symlink: look again */
+		if (n == -ENOENT)
+			--*links;
+		r = n == -ENOENT ? -EAGAIN : (int)n;
 		goto out;
 	}
 	if (oc_is_magic_link(parentfd, target)) {
@@ -779,7 +800,7 @@ static int emulate_step(int dirfd, const char *path, const struct oc_req *req,
 		 * In a private parent the mkdirat itself is the lookup: it
 		 * answers EEXIST for any existing name before any other error.
 		 */
-		if (private && !via_link && i == 0) {
+		if (private && !via_link && i == 0 && !req->no_create) {
 			fd = oc_mkdir_open(parentfd, last, req->mode, oflags, NULL, 1);
 			if (fd != -EEXIST) {
 				if (fd >= 0 && created)
@@ -795,6 +816,10 @@ static int emulate_step(int dirfd, const char *path, const struct oc_req *req,
 			/* Rule 9: never create through a symlink. */
 			if (via_link) {
 				fd = -EEXIST;
+				break;
+			}
+			if (req->no_create) {
+				fd = -ENOENT;
 				break;
 			}
 			fd = private ? oc_mkdir_open(parentfd, last, req->mode, oflags, NULL, 1) :
@@ -820,6 +845,9 @@ static int emulate_step(int dirfd, const char *path, const struct oc_req *req,
 			fd = follow_last(dirfd, parentfd, parent, last, req,
 					 created, oflags, links, trailing_slash,
 					 path[0] == '/' || has_dotdot(parent), next);
+			/* The link changed under us: look at the name again. */
+			if (fd == -EAGAIN && !*next)
+				continue;
 			break;
 		}
 		if (!S_ISDIR(st.st_mode)) {

@@ -43,6 +43,7 @@ struct oc_req {
 	int allow_weak;		/* OCDIR_ALLOW_WEAK_EMULATION */
 	int always_stage;	/* OCDIR_ALWAYS_STAGE */
 	int path_only;		/* O_PATH given (mkpath, mkdirat): see oc_create_or_open_path */
+	int no_create;		/* open only: an absent last component is -ENOENT */
 };
 
 /* lib/syscall.c: raw system calls */
@@ -81,6 +82,7 @@ int oc_may_follow(int dirfd, int linkfd);
 /* lib/emulate.c: create-or-open done in userspace */
 int oc_emulate(int dirfd, const char *path, const struct oc_req *req,
 	       int *created);
+#define OC_RACE_RETRIES 8
 int oc_split_path(const char *path, char **parent, char **last);
 int oc_is_dot_name(const char *last);
 void oc_random_name(char *buf, size_t size, const char *prefix);
@@ -91,6 +93,9 @@ int oc_mkdir_open(int dirfd, const char *name, mode_t mode, int oflags,
 		  mode_t *keep_lent, int trusted);
 int oc_same_inode(const struct stat *a, const struct stat *b);
 int oc_parent_is_private(const struct stat *parent);
+int oc_stage_gone(int stagefd);
+int oc_create_weak(int parentfd, const char *last, const struct oc_req *req,
+		   int oflags);
 
 /* lib/prepare.c: create with a setup step before the directory is usable */
 int oc_create_setup(int dirfd, const char *path, const char *shown,

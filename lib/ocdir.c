@@ -92,6 +92,7 @@ int oc_check_how(const char *path, const struct ocdir_how *how, size_t size,
 	req->resolve = how->resolve;
 	req->allow_weak = !!(how->options & OCDIR_ALLOW_WEAK_EMULATION);
 	req->always_stage = !!(how->options & OCDIR_ALWAYS_STAGE);
+	req->no_create = 0;
 	if (how->options & OCDIR_NO_CLOEXEC)
 		req->cloexec = (int)(flags & O_CLOEXEC);
 	else
@@ -253,26 +254,43 @@ OC_EXPORT int ocdir_mkdirat(int dirfd, const char *path,
 /* ---- mkdir -p ---- */
 
 struct level {
-	int fd;
 	int created;
 	const char *name;	/* points into the component copy */
+	struct stat self;	/* created only: the directory made */
+	struct stat parent;	/* created only: the directory it was made in */
 };
 
-/* Remove what this call created, deepest first, if still there and empty. */
-static void mkpath_rollback(int startfd, struct level *lv, size_t n)
+/*
+ * Remove what this call created, deepest first, while still empty and at
+ * the name where it was made. No descriptor per level is held: from
+ * deepfd (the deepest level made, at index d) each parent is reached
+ * through "..", which must be the directory the level was made in, and a
+ * level is removed only while its name there still leads to it. Stops at
+ * the first level above that this call did not make (the ones above it
+ * are not empty). Two descriptors of its own at the most.
+ */
+static void mkpath_rollback(struct level *lv, size_t d, int deepfd)
 {
-	struct stat byfd, byname;
-	int parentfd;
+	struct stat st;
+	int cur = deepfd, up;
 
-	while (n-- > 0) {
-		if (!lv[n].created)
-			continue;
-		parentfd = n ? lv[n - 1].fd : startfd;
-		if (fstat(lv[n].fd, &byfd) == 0 &&
-		    fstatat(parentfd, lv[n].name, &byname, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    byfd.st_dev == byname.st_dev && byfd.st_ino == byname.st_ino)
-			unlinkat(parentfd, lv[n].name, AT_REMOVEDIR);
+	for (;;) {
+		up = oc_openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
+		if (cur != deepfd)
+			close(cur);
+		if (up < 0)
+			return;
+		if (fstat(up, &st) < 0 || !oc_same_inode(&st, &lv[d].parent))
+			break;
+		if (fstatat(up, lv[d].name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    oc_same_inode(&st, &lv[d].self))
+			unlinkat(up, lv[d].name, AT_REMOVEDIR);
+		if (!d || !lv[d - 1].created)
+			break;
+		cur = up;
+		d--;
 	}
+	close(up);
 }
 
 /*
@@ -332,15 +350,22 @@ static int setup_leaf(int at, const char *name, const char *path,
 	return fd;
 }
 
+/*
+ * mkdir -p, one level at a time from the one above. Bounded descriptors:
+ * the level just reached, the one above it (while the next is looked up)
+ * and the deepest level this call made (for mkpath_rollback()), whatever
+ * the depth.
+ */
 static int mkpath(int dirfd, const char *path, const struct oc_req *leafreq,
 		  ocdir_setup_fn setup, void *arg, int *leaf_created)
 {
 	struct oc_req midreq = *leafreq;
 	int scoped = !!(leafreq->resolve & OC_RESOLVE_SCOPED);
-	size_t len = strlen(path), ncomp = 0, i;
+	size_t len = strlen(path), ncomp = 0, i, deep = 0;
 	char *copy = NULL, *prefix = NULL, *p, *save = NULL;
 	struct level *lv = NULL;
 	int startfd = dirfd, ownstart = -1, fd = 0, made, below_new = 0;
+	int cur = -1, deepfd = -1, r;
 	struct oc_req midexcl;
 
 	if (!len)
@@ -368,7 +393,7 @@ static int mkpath(int dirfd, const char *path, const struct oc_req *leafreq,
 	/* Cut into components; "." is a no-op and is skipped. */
 	for (p = strtok_r(copy, "/", &save); p; p = strtok_r(NULL, "/", &save))
 		if (strcmp(p, "."))
-			lv[ncomp++] = (struct level){ .fd = -1, .name = p };
+			lv[ncomp++] = (struct level){ .name = p };
 	if (!ncomp) {	/* ".", "/", "./" ...: the existing start */
 		fd = oc_create_or_open_path(dirfd, path, leafreq, &made);
 		if (fd >= 0 && leaf_created)
@@ -388,7 +413,7 @@ static int mkpath(int dirfd, const char *path, const struct oc_req *leafreq,
 		strcpy(prefix, "/");
 	for (i = 0; i < ncomp; i++) {
 		const struct oc_req *req = i + 1 == ncomp ? leafreq : &midreq;
-		int at = scoped ? dirfd : (i ? lv[i - 1].fd : startfd);
+		int at = scoped ? dirfd : (cur >= 0 ? cur : startfd);
 		const char *name = lv[i].name;
 
 		if (scoped) {
@@ -425,33 +450,61 @@ static int mkpath(int dirfd, const char *path, const struct oc_req *leafreq,
 			if (fd == -ENOENT)
 				fd = oc_create_or_open_path(at, name, req, &made);
 		}
-		lv[i].fd = fd;
+		if (fd < 0)
+			goto fail;
+		/*
+		 * A level this call made, and the directory it was made in
+		 * (the level above; scoped too, whose prefix was looked up
+		 * the same way), for the rollback.
+		 */
+		if (made && (fstat(fd, &lv[i].self) < 0 ||
+			     fstatat(cur >= 0 ? cur : at, "", &lv[i].parent,
+				     AT_EMPTY_PATH) < 0)) {
+			r = -errno;
+			close(fd);
+			fd = r;
+			goto fail;
+		}
 		lv[i].created = made;
-		if (fd >= 0 && made && req == &midreq) {
-			int r = add_owner_wx(fd);
-
+		if (cur >= 0 && cur != deepfd)
+			close(cur);
+		cur = fd;
+		if (made) {
+			if (deepfd >= 0)
+				close(deepfd);
+			deepfd = fd;
+			deep = i;
+		}
+		if (made && req == &midreq) {
+			r = add_owner_wx(fd);
 			if (!r && setup)
 				r = announce(fd, path, &lv[i], copy, setup, arg);
 			if (r < 0) {
-				mkpath_rollback(startfd, lv, i + 1);
 				fd = r;
-				goto out;
+				goto fail;
 			}
-		}
-		if (fd < 0) {
-			mkpath_rollback(startfd, lv, i);
-			goto out;
 		}
 		below_new |= made;
 	}
 	if (leaf_created)
 		*leaf_created = lv[ncomp - 1].created;
-	lv[ncomp - 1].fd = -1;	/* the caller's now */
+	fd = cur;	/* the caller's now */
+	cur = -1;
+	if (deepfd == fd)
+		deepfd = -1;
+	goto out;
+fail:
+	/* Free what is not needed first: the rollback may need two descriptors. */
+	if (cur >= 0 && cur != deepfd)
+		close(cur);
+	cur = -1;
+	if (deepfd >= 0)
+		mkpath_rollback(lv, deep, deepfd);
 out:
-	if (lv)
-		for (i = 0; i < ncomp; i++)
-			if (lv[i].fd >= 0)
-				close(lv[i].fd);
+	if (cur >= 0 && cur != deepfd)
+		close(cur);
+	if (deepfd >= 0)
+		close(deepfd);
 	if (ownstart >= 0)
 		close(ownstart);
 	free(lv);

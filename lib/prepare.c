@@ -4,13 +4,13 @@
  * name in one rename, or throw it away. The directory lives in a private
  * staging directory next to its destination until then.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -45,7 +45,7 @@ static void prepared_free(struct ocdir_prepared *p)
  */
 static int prepare_at(struct ocdir_prepared *p, const struct oc_req *req)
 {
-	int fd, r, lost_setgid;
+	int fd, r, lost_setgid, tries = 0;
 	struct stat st;
 	mode_t made;
 
@@ -56,6 +56,7 @@ static int prepare_at(struct ocdir_prepared *p, const struct oc_req *req)
 		return -EEXIST;
 	if (errno != ENOENT)
 		return -errno;
+again:
 	r = oc_stage_create(p->parentfd, &p->stagefd, p->stagename,
 			    sizeof(p->stagename), &lost_setgid, &made);
 	if (r)
@@ -71,8 +72,15 @@ static int prepare_at(struct ocdir_prepared *p, const struct oc_req *req)
 	}
 	fd = oc_mkdir_open(p->stagefd, p->name, req->mode,
 			   (req->flags & ~O_EXCL) | req->cloexec, NULL, 1);
-	if (fd < 0)
+	if (fd < 0) {
+		int gone = fd == -ENOENT && oc_stage_gone(p->stagefd);
+
 		oc_stage_remove(p->parentfd, p->stagefd, p->stagename);
+		/* Someone removed the empty staging directory: another one. */
+		if (gone && ++tries < OC_RACE_RETRIES)
+			goto again;
+		return gone ? -EAGAIN : fd;
+	}
 	return fd;
 }
 
@@ -179,92 +187,102 @@ OC_EXPORT int ocdir_publish(struct ocdir_prepared *p)
 	return 0;
 }
 
-/* One directory on the way down from the prepared one: how to come back. */
+/* One directory on the way down from the one being emptied: how to come back. */
 struct level {
 	dev_t dev;
 	ino_t ino;
 	char *name;		/* its name in the level above */
 };
 
-/*
- * Find the next entry of dir to remove and remove it if it is not a
- * non-empty directory. Returns 1 with *sub set to a descriptor of a
- * non-empty subdirectory (named *subname, malloc'ed) to go down into, 0
- * when dir is empty, or -errno (EBUSY for another mount, as rmdir of a
- * mount point).
- */
-static int clear_step(DIR *dir, dev_t dev, int *sub, char **subname)
-{
-	int fd = dirfd(dir);
-	struct dirent *de;
-	struct stat st;
+/* What getdents64(2) fills in (struct linux_dirent64). */
+struct oc_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
 
-	rewinddir(dir);
-	while ((errno = 0, de = readdir(dir))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			return -errno;
-		if (!S_ISDIR(st.st_mode)) {
-			if (unlinkat(fd, de->d_name, 0) < 0)
+/*
+ * Find the next entry of the directory fd to remove and remove it if it is
+ * not a non-empty directory. The entries are read with getdents64 through
+ * fd itself, from the start: no descriptor of its own. Returns 1 with
+ * *sub set to a descriptor of a non-empty subdirectory (named *subname,
+ * malloc'ed) to go down into, 0 when the directory is empty, or -errno
+ * (EBUSY for another mount, as rmdir of a mount point).
+ */
+static int clear_step(int fd, dev_t dev, int *sub, char **subname)
+{
+	union {
+		struct oc_dirent64 de;
+		char buf[4096];
+	} u;
+	const struct oc_dirent64 *de;
+	struct stat st;
+	long n, off;
+
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return -errno;
+	while ((n = syscall(SYS_getdents64, fd, u.buf, sizeof(u.buf))) > 0) {
+		for (off = 0; off < n; off += de->d_reclen) {
+			de = (const struct oc_dirent64 *)(u.buf + off);
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+				if (errno == ENOENT)
+					continue;
 				return -errno;
-			continue;
+			}
+			if (!S_ISDIR(st.st_mode)) {
+				if (unlinkat(fd, de->d_name, 0) < 0 && errno != ENOENT)
+					return -errno;
+				continue;
+			}
+			if (st.st_dev != dev)
+				return -EBUSY;
+			if (unlinkat(fd, de->d_name, AT_REMOVEDIR) == 0)
+				continue;
+			if (errno != ENOTEMPTY && errno != EEXIST)
+				return -errno;
+			*sub = oc_openat(fd, de->d_name,
+					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+			if (*sub < 0)
+				return *sub;
+			*subname = strdup(de->d_name);
+			if (!*subname) {
+				close(*sub);
+				return -ENOMEM;
+			}
+			return 1;
 		}
-		if (st.st_dev != dev)
-			return -EBUSY;
-		if (unlinkat(fd, de->d_name, AT_REMOVEDIR) == 0)
-			continue;
-		if (errno != ENOTEMPTY && errno != EEXIST)
-			return -errno;
-		*sub = oc_openat(fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
-		if (*sub < 0)
-			return *sub;
-		*subname = strdup(de->d_name);
-		if (!*subname) {
-			close(*sub);
-			return -ENOMEM;
-		}
-		return 1;
 	}
-	return -errno;	/* 0 at the end of the directory */
+	return n < 0 ? -errno : 0;
 }
 
 /*
- * Remove the directory `name` in stagefd and everything below it, without
- * following symlinks and without entering other mounts. Iterative, with at
- * most two descriptors of its own open at a time: a level is left through
- * its ".." (checked against the device and inode it was entered from) and
- * its scan starts again, so a tree of any depth fits under a small
- * RLIMIT_NOFILE. Stops at the first entry it cannot remove; what was
- * removed stays removed, and a later call carries on.
+ * Empty the directory `top` (a descriptor the caller holds; its offset
+ * moves), without following symlinks and without entering other mounts.
+ * Iterative, with at most two descriptors of its own open at a time,
+ * whatever the depth: a level is left through its ".." (checked against
+ * the device and inode it was entered from), and a subdirectory is
+ * removed by name only while that name still leads to the level just
+ * emptied. Stops at the first entry it cannot remove; what was removed
+ * stays removed.
  */
-static int remove_tree(int stagefd, const char *name)
+static int remove_contents(int top)
 {
 	struct level *stack = NULL, *grown;
 	size_t depth = 0, cap = 0, i;
-	int fd, sub = -1, up, r;
+	int cur = top, sub = -1, up, r;
 	char *subname = NULL;
-	struct stat st, upst;
-	DIR *dir = NULL;
+	struct stat st, upst, byname;
 	dev_t dev;
 
-	if (unlinkat(stagefd, name, AT_REMOVEDIR) == 0)
-		return 0;
-	if (errno != ENOTEMPTY && errno != EEXIST)
-		return -errno;
-	if (fstat(stagefd, &st) < 0)
+	if (fstat(top, &st) < 0)
 		return -errno;
 	dev = st.st_dev;
-	fd = oc_openat(stagefd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
-	if (fd < 0)
-		return fd;
 	for (;;) {
-		if (!dir && !(dir = fdopendir(fd))) {
-			r = -errno;
-			close(fd);
-			break;
-		}
-		r = clear_step(dir, dev, &sub, &subname);
+		r = clear_step(cur, dev, &sub, &subname);
 		if (r < 0)
 			break;
 		if (r == 1) {	/* down */
@@ -279,49 +297,91 @@ static int remove_tree(int stagefd, const char *name)
 				}
 				stack = grown;
 			}
-			if (fstat(dirfd(dir), &st) < 0) {
+			if (fstat(cur, &st) < 0) {
 				r = -errno;
 				close(sub);
 				free(subname);
 				break;
 			}
 			stack[depth++] = (struct level){ st.st_dev, st.st_ino, subname };
-			closedir(dir);
-			dir = NULL;
-			fd = sub;
+			if (cur != top)
+				close(cur);
+			cur = sub;
 			continue;
 		}
-		if (!depth)	/* the prepared directory itself is empty now */
+		if (!depth)	/* top is empty now */
 			break;
-		/* up: through "..", which must be the level we came from */
+		/* up: to top, or through "..", which must be the level we came from */
 		depth--;
-		up = oc_openat(dirfd(dir), "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-		if (up < 0 || fstat(up, &upst) < 0 ||
-		    upst.st_dev != stack[depth].dev || upst.st_ino != stack[depth].ino) {
-			r = up < 0 ? up : -ESTALE;
-			if (up >= 0)
+		up = top;
+		if (depth) {
+			up = oc_openat(cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+			if (up >= 0 && (fstat(up, &upst) < 0 || upst.st_dev != stack[depth].dev ||
+					upst.st_ino != stack[depth].ino)) {
 				close(up);
-			free(stack[depth].name);
-			break;
+				up = -ESTALE;
+			}
 		}
-		closedir(dir);
-		dir = NULL;
-		r = unlinkat(up, stack[depth].name, AT_REMOVEDIR) < 0 ? -errno : 0;
+		r = up < 0 ? up : fstat(cur, &st) < 0 ? -errno : 0;
+		if (!r && (fstatat(up, stack[depth].name, &byname, AT_SYMLINK_NOFOLLOW) < 0 ||
+			   !oc_same_inode(&st, &byname)))
+			r = -ESTALE;	/* moved meanwhile */
+		if (!r && unlinkat(up, stack[depth].name, AT_REMOVEDIR) < 0)
+			r = -errno;
 		free(stack[depth].name);
-		fd = up;
-		if (r < 0) {
-			close(fd);
+		close(cur);
+		cur = up < 0 ? top : up;
+		if (r < 0)
 			break;
-		}
 	}
-	if (dir)
-		closedir(dir);
+	if (cur != top)
+		close(cur);
 	for (i = 0; i < depth; i++)
 		free(stack[i].name);
 	free(stack);
+	return r;
+}
+
+/*
+ * Remove the directory fd (held by the caller), made at `name` in parentfd,
+ * with whatever was put in it: its contents through fd, then the directory
+ * by name, only once the name is shown to lead to that very inode. Never a
+ * look-up of the name to find what to empty. Needs no descriptor beyond
+ * the two of remove_contents().
+ */
+static int remove_made_at(int parentfd, const char *name, int fd)
+{
+	struct stat byfd, byname;
+	int r = remove_contents(fd);
+
 	if (r < 0)
 		return r;
-	return unlinkat(stagefd, name, AT_REMOVEDIR) < 0 ? -errno : 0;
+	if (fstat(fd, &byfd) < 0)
+		return -errno;
+	if (fstatat(parentfd, name, &byname, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !oc_same_inode(&byfd, &byname))
+		return -ESTALE;
+	return unlinkat(parentfd, name, AT_REMOVEDIR) < 0 ? -errno : 0;
+}
+
+/*
+ * Remove the prepared directory `name` in our private staging directory,
+ * where nobody else can replace it: opened once, then as remove_made_at().
+ */
+static int remove_tree(int stagefd, const char *name)
+{
+	int fd, r;
+
+	if (unlinkat(stagefd, name, AT_REMOVEDIR) == 0)
+		return 0;
+	if (errno != ENOTEMPTY && errno != EEXIST)
+		return -errno;
+	fd = oc_openat(stagefd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (fd < 0)
+		return fd;
+	r = remove_made_at(stagefd, name, fd);
+	close(fd);
+	return r;
 }
 
 OC_EXPORT int ocdir_discard(struct ocdir_prepared *p)
@@ -343,125 +403,109 @@ OC_EXPORT int ocdir_discard(struct ocdir_prepared *p)
 
 /* ---- create with a setup step: ocdir_openat2_setup, ocdir_mkpath_setup ---- */
 
-/*
- * Remove the directory behind fd, just made at `name` in the parent it was
- * made in, with whatever setup put in it: only while that name still
- * leads to it. The parent is found through fd's "..", so the caller's
- * scoping is not needed again.
- */
-static void remove_made(int fd, const char *name)
+/* setup's answer: 0, or the -errno it gave (anything else as -EIO). */
+static int run_setup(ocdir_setup_fn setup, int fd, const char *shown, void *arg)
 {
-	struct stat byfd, byname;
-	int up;
+	int r = setup(fd, shown, OCDIR_SETUP_LEAF, arg);
 
-	up = oc_openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
-	if (up < 0)
-		return;
-	if (fstat(fd, &byfd) == 0 &&
-	    fstatat(up, name, &byname, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    oc_same_inode(&byfd, &byname))
-		remove_tree(up, name);
-	close(up);
+	return r >= 0 ? 0 : r > -4096 ? r : -EIO;
 }
 
 /*
- * Create-or-open `path` at its name, owner-only, and set up what this call
- * made. Used where nobody else can write the parent (then this is as
- * strong as staging), for a name that turned out to exist, and with
- * OCDIR_ALLOW_WEAK_EMULATION where staging cannot run.
+ * Make `last` in parentfd owner-only, open it and set it up. Where nobody
+ * else can write the parent (then this is as strong as staging), or, weak
+ * set, with OCDIR_ALLOW_WEAK_EMULATION where staging cannot run. -EEXIST:
+ * the name exists (nothing made). A failed setup removes what it made
+ * through fd and parentfd, both held: no descriptor needed.
  */
-static int setup_at_name(int dirfd, const char *path, const char *last,
-			 const char *shown, const struct oc_req *req,
-			 ocdir_setup_fn setup, void *arg, int *created)
+static int setup_in_place(int parentfd, const char *last, const char *shown,
+			  const struct oc_req *req, int weak,
+			  ocdir_setup_fn setup, void *arg)
 {
+	int oflags = (req->flags & ~(O_EXCL | O_NOFOLLOW)) | req->cloexec;
 	struct oc_req own = *req;
-	int fd, made = 0, r;
+	int fd, r;
 
 	own.mode &= S_IRWXU;
-	fd = oc_create_or_open_path(dirfd, path, &own, &made);
-	if (fd < 0 || !made) {
-		*created = 0;
+	fd = weak ? oc_create_weak(parentfd, last, &own, oflags) :
+		    oc_mkdir_open(parentfd, last, own.mode, oflags, NULL, 1);
+	if (fd < 0)
 		return fd;
-	}
-	if (fcntl(fd, F_GETFL) & O_PATH) {
-		/* made by oc_create_or_open_path's O_PATH retry: setup reads */
-		int rd = oc_openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-
-		if (rd < 0) {
-			remove_made(fd, last);
-			close(fd);
-			return rd;
-		}
-		close(fd);
-		fd = rd;
-	}
-	r = setup(fd, shown, OCDIR_SETUP_LEAF, arg);
+	r = run_setup(setup, fd, shown, arg);
 	if (r < 0) {
-		remove_made(fd, last);
+		remove_made_at(parentfd, last, fd);
 		close(fd);
-		return r > -4096 ? r : -EIO;
+		return r;
 	}
-	*created = 1;
 	return fd;
 }
 
 /*
  * Staging in a shared parent: make it hidden, set it up, publish it. An
- * existing name gives -EEXIST; a filesystem or LSM that refuses the
- * publishing rename gives -EOPNOTSUPP. Nothing is left behind on failure.
+ * existing name gives -EEXIST (the new directory removed again); a
+ * filesystem or LSM that refuses the publishing rename gives -EOPNOTSUPP.
+ * Nothing is left behind on failure.
  */
 static int setup_staged(int parentfd, const char *last, const char *shown,
 			const struct oc_req *req, ocdir_setup_fn setup, void *arg)
 {
+	struct ocdir_prepared p = { .parentfd = parentfd, .name = (char *)last };
 	struct oc_req own = *req;
-	struct ocdir_prepared *p;
 	int fd, r;
 
 	own.mode &= S_IRWXU;
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	p->name = strdup(last);
-	p->parentfd = fcntl(parentfd, F_DUPFD_CLOEXEC, 3);
-	if (!p->name || p->parentfd < 0) {
-		r = p->name ? -errno : -ENOMEM;
-		prepared_free(p);
-		return r;
-	}
-	fd = prepare_at(p, &own);
-	if (fd < 0) {
-		close(p->parentfd);
-		prepared_free(p);
+	fd = prepare_at(&p, &own);
+	if (fd < 0)
 		return fd;
-	}
-	r = setup(fd, shown, OCDIR_SETUP_LEAF, arg);
-	if (r < 0) {
-		r = r > -4096 ? r : -EIO;
-	} else {
-		r = publish_rename(p);
+	r = run_setup(setup, fd, shown, arg);
+	if (!r) {
+		r = publish_rename(&p);
 		/* No RENAME_NOREPLACE here, or an LSM refused the rename. */
 		if (r == -EINVAL || r == -ENOSYS || r == -EXDEV)
 			r = -EOPNOTSUPP;
 	}
-	if (r == 0) {
-		oc_stage_remove(p->parentfd, p->stagefd, p->stagename);
-	} else {
+	if (r < 0) {
+		remove_made_at(p.stagefd, last, fd);
 		close(fd);
 		fd = r;
-		remove_tree(p->stagefd, p->name);
-		oc_stage_remove(p->parentfd, p->stagefd, p->stagename);
 	}
-	close(p->parentfd);
-	prepared_free(p);
+	oc_stage_remove(parentfd, p.stagefd, p.stagename);
 	return fd;
 }
 
+/*
+ * Open what exists at path, by ocdir_openat2's rules, never creating
+ * anything: -ENOENT when the name is gone again. With O_PATH allowed
+ * (mkpath), an existing directory the caller may not read is opened
+ * O_PATH, as oc_create_or_open_path() does.
+ */
+static int open_existing(int dirfd, const char *path, const struct oc_req *req)
+{
+	struct oc_req look = *req;
+	int fd;
+
+	look.no_create = 1;
+	fd = oc_emulate(dirfd, path, &look, NULL);
+	if (fd != -EACCES || !req->path_only)
+		return fd;
+	look.flags |= O_PATH;
+	return oc_emulate(dirfd, path, &look, NULL);
+}
+
+/*
+ * Create `path` with setup run on it before anyone else can use it, or
+ * open what exists there. In a shared, non-sticky parent nothing is ever
+ * made at the name: staged, or (EEXIST) the existing entry opened as it
+ * is; a name that comes and goes gets another staged try, 8 in all, then
+ * -EAGAIN. The parent's descriptor is taken before setup runs, so that
+ * removing what a failed setup leaves needs no new one.
+ */
 int oc_create_setup(int dirfd, const char *path, const char *shown,
 		    const struct oc_req *req, ocdir_setup_fn setup, void *arg,
 		    int *created)
 {
 	char *parent = NULL, *last = NULL;
-	int parentfd, fd, made = 0;
+	int parentfd, fd, i, private, made = 0;
 	struct stat st;
 
 	if (!setup)
@@ -469,6 +513,11 @@ int oc_create_setup(int dirfd, const char *path, const char *shown,
 	fd = oc_split_path(path, &parent, &last);
 	if (fd)
 		return fd;
+	/* ".", "..", "/": nothing is made, nothing set up. */
+	if (oc_is_dot_name(last)) {
+		fd = oc_create_or_open_path(dirfd, path, req, &made);
+		goto out;
+	}
 	parentfd = oc_scoped_open(dirfd, parent, O_PATH | O_DIRECTORY | O_CLOEXEC,
 				  req->resolve);
 	if (parentfd < 0) {
@@ -477,21 +526,33 @@ int oc_create_setup(int dirfd, const char *path, const char *shown,
 	}
 	if (fstat(parentfd, &st) < 0) {
 		fd = -errno;
-	} else if (oc_parent_is_private(&st) && !req->always_stage) {
-		fd = setup_at_name(dirfd, path, last, shown, req, setup, arg, &made);
-	} else {
-		fd = setup_staged(parentfd, last, shown, req, setup, arg);
-		if (fd >= 0)
+		close(parentfd);
+		goto out;
+	}
+	private = oc_parent_is_private(&st) && !req->always_stage;
+	fd = -EAGAIN;
+	for (i = 0; i < OC_RACE_RETRIES; i++) {
+		if (private)
+			fd = setup_in_place(parentfd, last, shown, req, 0, setup, arg);
+		else
+			fd = setup_staged(parentfd, last, shown, req, setup, arg);
+		if (fd == -EOPNOTSUPP && !private && req->allow_weak && !req->always_stage)
+			fd = setup_in_place(parentfd, last, shown, req, 1, setup, arg);
+		if (fd >= 0) {
 			made = 1;
-		else if (fd == -EEXIST && !(req->flags & O_EXCL))
-			fd = setup_at_name(dirfd, path, last, shown, req, setup, arg, &made);
-		else if (fd == -EOPNOTSUPP && req->allow_weak && !req->always_stage)
-			fd = setup_at_name(dirfd, path, last, shown, req, setup, arg, &made);
+			break;
+		}
+		if (fd != -EEXIST || (req->flags & O_EXCL))
+			break;
+		fd = open_existing(dirfd, path, req);
+		if (fd != -ENOENT)
+			break;
+		fd = -EAGAIN;	/* gone again: stage again */
 	}
 	close(parentfd);
+out:
 	if (fd >= 0 && created)
 		*created = made;
-out:
 	free(parent);
 	free(last);
 	return fd;

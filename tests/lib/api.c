@@ -776,6 +776,56 @@ static void test_discard_deep(int dfd)
 	close(fd);
 }
 
+static int fail_leaf(int fd, const char *path, unsigned int flags, void *arg)
+{
+	(void)fd;
+	(void)path;
+	(void)arg;
+	return flags & OCDIR_SETUP_LEAF ? -EDQUOT : 0;
+}
+
+/*
+ * ocdir_mkpath() and ocdir_mkpath_setup() with far more levels than
+ * descriptors (issue 26): 1100 levels under RLIMIT_NOFILE 64. Before, the
+ * call held one descriptor per level (EMFILE); a failed leaf setup rolls
+ * back all 1100 levels it made.
+ */
+static void test_mkpath_deep(int dfd)
+{
+	struct ocdir_how how = { .mode = 0700 };
+	struct rlimit old, low = { 64, 64 };
+	size_t levels = 1100, i;
+	char *path = malloc(levels * 2 + 8);
+	int fd, made = -1, err, fd2, err2;
+
+	if (!path)
+		return;
+	strcpy(path, "mkdeep");
+	for (i = 0; i < levels; i++)
+		strcat(path + strlen(path), "/d");
+	getrlimit(RLIMIT_NOFILE, &old);
+	if (old.rlim_cur < low.rlim_cur)
+		low = old;
+	setrlimit(RLIMIT_NOFILE, &low);
+	fd = ocdir_mkpath(dfd, path, &how, sizeof(how), &made);
+	err = errno;
+	path[0] = 'n';	/* "nkdeep/...": a second tree */
+	fd2 = ocdir_mkpath_setup(dfd, path, &how, sizeof(how), fail_leaf, NULL, NULL);
+	err2 = errno;
+	setrlimit(RLIMIT_NOFILE, &old);
+	T_CHECK(N("mkpath-1100-levels-64-fds"), fd >= 0 && made == 1,
+		"fd %d errno %s made %d", fd, t_errname(err), made);
+	T_CHECK(N("mkpath-setup-1100-levels-rollback-64-fds"),
+		fd2 < 0 && err2 == EDQUOT && !exists(dfd, "nkdeep"),
+		"fd %d errno %s, nkdeep %s", fd2, t_errname(err2),
+		exists(dfd, "nkdeep") ? "left" : "gone");
+	if (fd >= 0)
+		close(fd);
+	if (fd2 >= 0)
+		close(fd2);
+	free(path);
+}
+
 /*
  * Someone who can write the parent renames the staging directory away
  * (onto the destination name, say) before the discard: publishing fails
@@ -1042,6 +1092,7 @@ static int run_mode(const char *name, const char *dir)
 	test_setup(dfd, !strcmp(name, "weak"));
 	test_prepare(dfd);
 	test_discard_deep(dfd);
+	test_mkpath_deep(dfd);
 	if (strcmp(name, "weak"))
 		test_no_proc(dfd);
 	if (strcmp(name, "weak"))

@@ -79,6 +79,44 @@
  *                   parent gives anything but EOPNOTSUPP (success with the
  *                   opt-in bit); a staging directory is left.
  *
+ * Issue 26 (the setup path, removals, ENOENT, --apply-existing):
+ *  setup-xchg       point 1. Shared 0777 arena with another user's tree
+ *                   (uid 1000, a file in it) at "old-dir". The attacker
+ *                   toggles a dangling symlink at the name and exchanges
+ *                   the name with that tree whenever a directory is
+ *                   there; the victim calls ocdir_openat2_setup() (no
+ *                   O_EXCL) with a setup that puts a file in the new
+ *                   directory and fails (EDQUOT). Hits: the other tree
+ *                   changed, emptied or removed ("escapes"), the new
+ *                   directory visible at the name (or at the tree's) while
+ *                   setup runs ("wrong"), ENOENT ("enoent"); anything left
+ *                   at the name after the call is a leftover.
+ *  setup-xchg-mkpath  the same through ocdir_mkpath_setup().
+ *  setup-xchg-native  setup-xchg with the native backend (the patched
+ *                   guest; SKIP where the kernel has no O_CREAT|O_DIRECTORY).
+ *  setup-emfile     point 2. Private parent, 1 to 4 free descriptors
+ *                   (RLIMIT_NOFILE); a setup that fails (it needs a
+ *                   descriptor, or says EDQUOT). Hit: anything left in the
+ *                   parent.
+ *  enoent-symlink   point 3. Shared 0777 arena; the attacker toggles a
+ *                   symlink to an existing directory at the name; the
+ *                   victim calls ocdir_openat2(). Hit: ENOENT (every
+ *                   component but the toggled last one exists), created=1
+ *                   for anything but a new directory.
+ *  enoent-symlink-sticky  the same in a sticky 01777 arena that belongs to
+ *                   the attacker (so that fs.protected_symlinks lets root
+ *                   follow the attacker's link).
+ *  enoent-stage-rmdir  point 3. The attacker watches the shared arena with
+ *                   inotify and removes each (empty) ".ocdir-stage.*". Hit:
+ *                   ENOENT. A staging directory left by a call that said
+ *                   EAGAIN is excused (the one accepted leftover).
+ *  apply-existing   point 5. The attacker plants a symlink at the name to a
+ *                   root-owned 0700 directory outside the arena; root runs
+ *                   `ocdir --apply-existing -m 777 -o ATTACKER [-p] NAME`
+ *                   (the command next to this program, or
+ *                   OCDIR_HOSTILE_CLI). Hit: the directory's mode or owner
+ *                   changed.
+ *
  * Measured hit counts, old library (2f737e3, before the fixes) and new one,
  * are in tests/race/README.md and docs/security.md ("Hostile-user attackers
  * (issue 14)"). Build against another checkout's library with
@@ -129,11 +167,14 @@
 #define OLD_MODE_STAGE	0751
 #define BAIT_MODE	0600
 #define MISMATCH_UID	4321
+#define KEEP		"keep"
+#define MISSING		"atk-missing"
+#define OLD_MODE_SETUP	0755
 #define PRIVATE_VICTIM	1000
 
 enum kind {
 	K_CHMOD, K_SETGID, K_STAGE, K_OWNER, K_DEEP, K_SUID, K_DISCARD_DEST,
-	K_DISCARD_DEEP, K_LANDLOCK,
+	K_DISCARD_DEEP, K_LANDLOCK, K_SETUP, K_ENOENT, K_EMFILE, K_APPLY,
 };
 
 struct attack {
@@ -160,12 +201,22 @@ static const struct attack attacks[] = {
 	{ "discard-dest", K_DISCARD_DEST, 0, 0, 0, 0 },
 	{ "discard-deep", K_DISCARD_DEEP, 0, 0, 0, 0 },
 	{ "landlock-refer", K_LANDLOCK, 0, 0, 0, 0 },
+	{ "setup-xchg", K_SETUP, 0, 0, 0, 0 },
+	{ "setup-xchg-mkpath", K_SETUP, 0, 0, 0, 1 },
+	{ "setup-xchg-native", K_SETUP, 0, 0, 0, 2 },
+	{ "setup-emfile", K_EMFILE, 0, 0, 0, 0 },
+	{ "enoent-symlink", K_ENOENT, 0, 0, 0, 0 },
+	{ "enoent-symlink-sticky", K_ENOENT, 0, 0, 0, 1 },
+	{ "enoent-stage-rmdir", K_ENOENT, 0, 0, 0, 2 },
+	{ "apply-existing", K_APPLY, 0, 0, 0, 0 },
 };
 #define N_ATTACKS (sizeof(attacks) / sizeof(attacks[0]))
 
 struct result {
 	unsigned long rounds, hits, escapes, wrong, removed, stranded;
 	unsigned long excused;	/* leftovers of calls that said EAGAIN (stage-xchg) */
+	unsigned long enoent;	/* ENOENT with every component there (issue 26) */
+	unsigned long stage_left;	/* leftovers that are staging directories */
 	unsigned long leftovers, refused, errors, moves, created, reported;
 	unsigned long inplace;	/* rounds whose directory was made at its name */
 	unsigned long errs[160];	/* failed victim calls by errno */
@@ -326,6 +377,29 @@ struct arena {
 	int flipped;		/* attacker: an exchange to undo at the pause */
 };
 
+/*
+ * The old directory at OLD, mode old_mode; for setup-xchg another user's
+ * tree (uid 1000, with a file in it) that root must never touch.
+ */
+static int make_old(struct arena *a)
+{
+	int fd;
+
+	if (mkdirat(a->arenafd, OLD, a->old_mode) ||
+	    fchmodat(a->arenafd, OLD, a->old_mode, 0))
+		return -1;
+	a->oldfd = openat(a->arenafd, OLD, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (a->oldfd < 0)
+		return -1;
+	if (a->at->kind == K_SETUP) {
+		fd = openat(a->oldfd, KEEP, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0 || close(fd) ||
+		    fchown(a->oldfd, PRIVATE_VICTIM, PRIVATE_VICTIM))
+			return -1;
+	}
+	return fstat(a->oldfd, &a->old_st);
+}
+
 static int arena_setup(struct arena *a, const struct attack *at, struct result *res)
 {
 	int r, fd;
@@ -358,6 +432,9 @@ static int arena_setup(struct arena *a, const struct attack *at, struct result *
 		if (at->kind == K_SETGID) {
 			if (chown(a->arena, opt.attacker, opt.attacker) || chmod(a->arena, 02777))
 				return -errno;
+		} else if (at->kind == K_ENOENT && at->variant == 1) {
+			if (chown(a->arena, opt.attacker, opt.attacker) || chmod(a->arena, 01777))
+				return -errno;
 		} else if (chmod(a->arena, 0777)) {
 			return -errno;
 		}
@@ -371,13 +448,11 @@ static int arena_setup(struct arena *a, const struct attack *at, struct result *
 		    fchownat(a->arenafd, LINK, opt.attacker, opt.attacker, AT_SYMLINK_NOFOLLOW))
 			return -errno;
 	}
-	if (at->kind == K_SETGID || at->kind == K_STAGE) {
-		a->old_mode = at->kind == K_STAGE ? OLD_MODE_STAGE : 0700;
-		if (mkdirat(a->arenafd, OLD, a->old_mode) ||
-		    fchmodat(a->arenafd, OLD, a->old_mode, 0))
-			return -errno;
-		a->oldfd = openat(a->arenafd, OLD, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (a->oldfd < 0 || fstat(a->oldfd, &a->old_st))
+	if (at->kind == K_SETGID || at->kind == K_STAGE || at->kind == K_SETUP ||
+	    at->kind == K_ENOENT) {
+		a->old_mode = at->kind == K_STAGE ? OLD_MODE_STAGE :
+			      at->kind == K_SETGID ? 0700 : OLD_MODE_SETUP;
+		if (make_old(a))
 			return -errno;
 	}
 	set_fs(res, a->arenafd, "");
@@ -459,6 +534,56 @@ static int attack_move(void *arena, struct shared *sh, unsigned int g)
 		}
 		return moved;
 	}
+	case K_SETUP:
+		/*
+		 * Flip the name with the other user's tree whenever a
+		 * directory is there (an odd flip is undone at the pause);
+		 * else toggle a dangling symlink at it.
+		 */
+		if (xchg(d, TARGET, OLD) == 0) {
+			a->flipped ^= 1;
+			return 1;
+		}
+		if (!a->flipped && symlinkat(MISSING, d, TARGET) == 0) {
+			dwell(sh, g, opt.dwell / 20);
+			unlinkat(d, TARGET, 0);
+			return 1;
+		}
+		return 0;
+	case K_ENOENT: {
+		union {
+			struct inotify_event ev;
+			char buf[4096];
+		} u;
+		ssize_t len, off;
+		int moved = 0;
+
+		if (a->at->variant != 2) {
+			/* a symlink to an existing directory, there and gone */
+			if (symlinkat(OLD, d, TARGET))
+				return 0;
+			unlinkat(d, TARGET, 0);
+			return 1;
+		}
+		/* remove each staging directory while it is still empty */
+		len = read(a->inotify, u.buf, sizeof(u.buf));
+		for (off = 0; len > 0 && off < len;) {
+			const struct inotify_event *ev =
+				(const struct inotify_event *)(u.buf + off);
+
+			for (int k = 0; ev->len && k < 64 &&
+			     !strncmp(ev->name, STAGE_PREFIX, strlen(STAGE_PREFIX)); k++) {
+				if (unlinkat(d, ev->name, AT_REMOVEDIR) == 0) {
+					moved = 1;
+					break;
+				}
+				if (errno != ENOTEMPTY && errno != EEXIST)
+					break;
+			}
+			off += (ssize_t)(sizeof(*ev) + ev->len);
+		}
+		return moved;
+	}
 	case K_DISCARD_DEST: {
 		struct dirent *de;
 		DIR *dir = opendir_fd(d);
@@ -510,7 +635,7 @@ static void unflip(void *arena)
 	struct arena *a = arena;
 
 	if (a->flipped) {
-		xchg(a->arenafd, TARGET, LINK);
+		xchg(a->arenafd, TARGET, a->at->kind == K_SETUP ? OLD : LINK);
 		a->flipped = 0;
 	}
 }
@@ -523,7 +648,7 @@ static void attacker(struct arena *a, struct shared *sh)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (drop_to(opt.attacker))
 		_exit(2);
-	if (a->at->kind == K_STAGE) {
+	if (a->at->kind == K_STAGE || (a->at->kind == K_ENOENT && a->at->variant == 2)) {
 		a->inotify = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 		if (a->inotify < 0 || inotify_add_watch(a->inotify, a->arena, IN_CREATE) < 0)
 			_exit(2);
@@ -610,6 +735,13 @@ static int arena_check(struct arena *a, struct result *res, int scan)
 			old_home = 0;
 		} else if (tampered(a->oldfd, &a->old_st)) {
 			res->escapes++;
+		} else if (a->at->kind == K_SETUP &&
+			   fstatat(a->oldfd, KEEP, &st, AT_SYMLINK_NOFOLLOW)) {
+			int fd = openat(a->oldfd, KEEP, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+
+			res->escapes++;	/* emptied: the issue's tree deletion */
+			if (fd >= 0)
+				close(fd);
 		}
 		if (a->oldfd >= 0 &&
 		    (fstatat(a->arenafd, OLD, &st, AT_SYMLINK_NOFOLLOW) ||
@@ -654,6 +786,8 @@ static int arena_check(struct arena *a, struct result *res, int scan)
 			rm_tree_at(a->arenafd, de->d_name);
 			continue;
 		}
+		if (!strncmp(de->d_name, STAGE_PREFIX, strlen(STAGE_PREFIX)))
+			res->stage_left++;
 		count_leftover(a->at->name, res, "left in the arena", de->d_name);
 		rm_tree_at(a->arenafd, de->d_name);
 	}
@@ -669,11 +803,7 @@ static int arena_check(struct arena *a, struct result *res, int scan)
 	}
 	if (a->oldfd < 0 && a->old_mode) {	/* removed: make a new one */
 		rm_tree_at(a->arenafd, OLD);
-		if (mkdirat(a->arenafd, OLD, a->old_mode) ||
-		    fchmodat(a->arenafd, OLD, a->old_mode, 0))
-			return -1;
-		a->oldfd = openat(a->arenafd, OLD, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (a->oldfd < 0 || fstat(a->oldfd, &a->old_st))
+		if (make_old(a))
 			return -1;
 	}
 	return 0;
@@ -715,13 +845,93 @@ static int made_in_place(int in)
 	return direct;
 }
 
+struct setup_watch {
+	struct arena *a;
+	struct result *res;
+};
+
+/*
+ * setup-xchg's setup: is the new directory at the name (or, exchanged, at
+ * the other tree's) while setup runs? Then put a file in it and fail, as
+ * a refused chown or xattr would.
+ */
+static int failing_setup(int fd, const char *path, unsigned int flags, void *arg)
+{
+	struct setup_watch *w = arg;
+	struct stat me, st;
+	int f;
+
+	(void)path;
+	if (!(flags & OCDIR_SETUP_LEAF))
+		return 0;
+	if (fstat(fd, &me) == 0 &&
+	    ((fstatat(w->a->arenafd, TARGET, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	      st.st_ino == me.st_ino && st.st_dev == me.st_dev) ||
+	     (fstatat(w->a->arenafd, OLD, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	      st.st_ino == me.st_ino && st.st_dev == me.st_dev)))
+		w->res->wrong++;
+	f = openat(fd, "junk", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (f >= 0)
+		close(f);
+	return -EDQUOT;
+}
+
+/* setup-xchg: after the round, nothing of the victim's at the name. */
+static void setup_leftover(struct arena *a, struct result *res)
+{
+	struct stat st;
+
+	if (fstatat(a->arenafd, TARGET, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISDIR(st.st_mode) && st.st_ino != a->old_st.st_ino)
+		count_leftover(a->at->name, res, "left at the name", TARGET);
+}
+
+/*
+ * Count an issue-26 victim call: fd or -1 with errno; wrong says whether
+ * its created=1 is a lie. ENOENT is always a hit there (every component
+ * but the attacked last one exists); EDQUOT is the failing setup's.
+ */
+static void count_issue26(int fd, int wrong, struct result *res)
+{
+	int err = errno;
+
+	if (fd >= 0) {
+		res->wrong += wrong;
+		close(fd);
+		return;
+	}
+	if (err > 0 && err < 160)
+		res->errs[err]++;
+	if (err == ENOENT)
+		res->enoent++;
+	else if (err != EDQUOT && !errno_expected_under_attack(err))
+		res->errors++;
+}
+
 static void victim_round(struct arena *a, unsigned long r, uint64_t options,
 			 struct result *res)
 {
 	struct ocdir_how how = { .mode = 0333, .options = options };
+	struct setup_watch w = { a, res };
 	int fd, created = 0, err;
 
 	switch (a->at->kind) {
+	case K_SETUP:
+		how.mode = 0755;
+		if (a->at->variant == 1)
+			fd = ocdir_mkpath_setup(a->arenafd, TARGET, &how, sizeof(how),
+						failing_setup, &w, &created);
+		else
+			fd = ocdir_openat2_setup(a->arenafd, TARGET, &how, sizeof(how),
+						 failing_setup, &w, &created);
+		/* setup always fails: created=1 is wrong whatever was opened */
+		count_issue26(fd, created == 1, res);
+		return;
+	case K_ENOENT:
+		how.mode = 0700;
+		fd = ocdir_openat2(a->arenafd, TARGET, &how, sizeof(how), &created);
+		count_issue26(fd, created == 1 && fd >= 0 && !is_new_own_dir(a, fd), res);
+		return;
 	case K_SETGID:
 		how.flags = O_EXCL;
 		how.mode = r % 2 ? 0333 : 0700;
@@ -775,7 +985,8 @@ static int run_race(const struct attack *at, struct result *res)
 		return rc == 77 ? 77 : 2;
 	}
 	snprintf(res->arena, sizeof(res->arena), "%s",
-		 at->kind == K_SETGID ? "owned" : "shared");
+		 at->kind == K_SETGID ? "owned" :
+		 at->kind == K_ENOENT && at->variant == 1 ? "sticky" : "shared");
 	options = weak_option(at, res);
 	a.vwatch = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (a.vwatch >= 0 && inotify_add_watch(a.vwatch, a.arena, IN_CREATE) < 0) {
@@ -792,6 +1003,8 @@ static int run_race(const struct attack *at, struct result *res)
 		round_run(sh, (unsigned int)r);
 		victim_round(&a, r, options, res);
 		round_pause(sh, (unsigned int)r);
+		if (at->kind == K_SETUP)
+			setup_leftover(&a, res);
 		if (arena_check(&a, res, (r & 255) == 255)) {
 			note(res, "the arena could not be reset after round %lu", r);
 			res->errors++;
@@ -804,7 +1017,7 @@ static int run_race(const struct attack *at, struct result *res)
 	res->rounds = r;
 	res->seconds = now() - start;
 	res->moves = atomic_load(&sh->moves);
-	res->hits = res->escapes + res->wrong + res->removed + res->stranded;
+	res->hits = res->escapes + res->wrong + res->removed + res->stranded + res->enoent;
 	/*
 	 * stage-xchg: in this shared, non-sticky arena the attacker can rmdir
 	 * the empty old directory and rename it anywhere itself, so the
@@ -821,6 +1034,16 @@ static int run_race(const struct attack *at, struct result *res)
 
 		res->hits = res->escapes + res->wrong;
 		res->excused = res->leftovers < lost ? res->leftovers : lost;
+	}
+	/*
+	 * Issue 26: a call that lost its staging race and said EAGAIN may
+	 * leave one empty directory of its own (a staging directory) in
+	 * this shared parent; nothing else may stay.
+	 */
+	if (at->kind == K_SETUP || at->kind == K_ENOENT) {
+		unsigned long lost = res->errs[EAGAIN];
+
+		res->excused = res->stage_left < lost ? res->stage_left : lost;
 	}
 	{
 		unsigned long failed = 0;
@@ -935,19 +1158,40 @@ static int run_discard_dest(const struct attack *at, struct result *res)
 	return 0;
 }
 
+/*
+ * Remove everything in the directory arenafd and say how many entries
+ * there were (the first one's name in first).
+ */
+static unsigned long clear_arena(int arenafd, char *first, size_t size)
+{
+	unsigned long left = 0;
+	struct dirent *de;
+	DIR *dir = opendir_fd(arenafd);
+
+	while (dir && (de = readdir(dir))) {
+		if (is_name(de->d_name, ".") || is_name(de->d_name, ".."))
+			continue;
+		if (!left++)
+			snprintf(first, size, "%s", de->d_name);
+		rm_tree_at(arenafd, de->d_name);
+	}
+	if (dir)
+		closedir(dir);
+	return left;
+}
+
 /* ---- discard-deep: a 1100-level prepared tree under RLIMIT_NOFILE 1024 ---- */
 
 static int run_discard_deep(const struct attack *at, struct result *res)
 {
+	char first[NAME_MAX + 1];
 	struct ocdir_how how = { .mode = 0700 };
 	struct ocdir_prepared *p;
 	char base[512], arena[600];
 	struct rlimit old, lim;
 	unsigned long r, rounds = opt.rounds >= 10000 ? 3 : 1, left;
-	struct dirent *de;
 	int fd, i, arenafd, rd, derr;
 	double start = now();
-	DIR *dir;
 
 	(void)at;
 	if (make_base(base, sizeof(base), 0755))
@@ -982,19 +1226,10 @@ static int run_discard_deep(const struct attack *at, struct result *res)
 		rd = ocdir_discard(p);
 		derr = errno;
 		setrlimit(RLIMIT_NOFILE, &old);
-		left = 0;
-		dir = opendir_fd(arenafd);
-		while (dir && (de = readdir(dir))) {
-			if (is_name(de->d_name, ".") || is_name(de->d_name, ".."))
-				continue;
-			left++;
-			if (!res->leftovers)
-				note(res, "round %lu: discard returned %d (%s) and left %s", r, rd,
-				     rd ? t_errname(derr) : "0", de->d_name);
-			rm_tree_at(arenafd, de->d_name);
-		}
-		if (dir)
-			closedir(dir);
+		left = clear_arena(arenafd, first, sizeof(first));
+		if (left && !res->leftovers)
+			note(res, "round %lu: discard returned %d (%s) and left %s", r, rd,
+			     rd ? t_errname(derr) : "0", first);
 		res->leftovers += left;
 		if (left)
 			res->hits++;
@@ -1665,11 +1900,202 @@ static int run_landlock(const struct attack *at, struct result *res)
 #endif
 }
 
+/* ---- setup-emfile: a failed setup with few free descriptors ---- */
+
+/* Needs a descriptor (EMFILE when there is none), and fails anyway. */
+static int fd_hungry_setup(int fd, const char *path, unsigned int flags, void *arg)
+{
+	int f;
+
+	(void)path;
+	(void)arg;
+	if (!(flags & OCDIR_SETUP_LEAF))
+		return 0;
+	f = openat(fd, "junk", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (f < 0)
+		return -errno;
+	close(f);
+	return -EDQUOT;
+}
+
+static int run_emfile(const struct attack *at, struct result *res)
+{
+	char first[NAME_MAX + 1];
+	struct ocdir_how how = { .mode = 0755 };
+	char base[512], arena[600];
+	unsigned long r, rounds = opt.rounds / 100 < 20 ? 20 : opt.rounds / 100, left;
+	struct rlimit old, lim;
+	int fills[256], nfill, arenafd, fd, nfree, created, err;
+	double start = now();
+
+	if (make_base(base, sizeof(base), 0755))
+		return 2;
+	snprintf(arena, sizeof(arena), "%s/arena", base);
+	if (mkdir(arena, 0755) || (arenafd = open(arena, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		rm_tree(base);
+		return 2;
+	}
+	snprintf(res->arena, sizeof(res->arena), "private");
+	set_fs(res, arenafd, "");
+	(void)at;
+	getrlimit(RLIMIT_NOFILE, &old);
+	lim = old;
+	lim.rlim_cur = 200 < old.rlim_cur ? 200 : old.rlim_cur;
+	for (r = 0; r < rounds; r++) {
+		nfree = 1 + (int)(r % 4);
+		setrlimit(RLIMIT_NOFILE, &lim);
+		for (nfill = 0; nfill < 256; nfill++)
+			if ((fills[nfill] = fcntl(0, F_DUPFD_CLOEXEC, 0)) < 0)
+				break;
+		while (nfree-- > 0 && nfill > 0)
+			close(fills[--nfill]);
+		created = 0;
+		fd = ocdir_openat2_setup(arenafd, TARGET, &how, sizeof(how),
+					 fd_hungry_setup, NULL, &created);
+		err = errno;
+		if (fd >= 0)
+			close(fd);
+		while (nfill > 0)
+			close(fills[--nfill]);
+		setrlimit(RLIMIT_NOFILE, &old);
+		if (fd >= 0) {
+			res->wrong++;	/* setup always fails */
+			note(res, "round %lu: the call succeeded", r);
+		} else if (err > 0 && err < 160) {
+			res->errs[err]++;
+		}
+		left = clear_arena(arenafd, first, sizeof(first));
+		if (left && !res->leftovers)
+			note(res, "%d free descriptors: %s (%s) and %s left", 1 + (int)(r % 4),
+			     t_errname(err), strerror(err), first);
+		res->leftovers += left;
+		res->hits += left ? 1 : 0;
+	}
+	res->hits += res->wrong;
+	res->rounds = r;
+	res->seconds = now() - start;
+	close(arenafd);
+	rm_tree(base);
+	return 0;
+}
+
+/* ---- apply-existing: --apply-existing and a planted trailing symlink ---- */
+
+/* The ocdir command: OCDIR_HOSTILE_CLI, else ../ocdir next to this program. */
+static int find_cli(char *buf, size_t size)
+{
+	const char *env = getenv("OCDIR_HOSTILE_CLI");
+	char exe[PATH_MAX];
+	ssize_t n;
+	char *slash;
+
+	if (env && *env) {
+		snprintf(buf, size, "%s", env);
+		return access(buf, X_OK);
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -1;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	snprintf(buf, size, "%s/../ocdir", exe);
+	return access(buf, X_OK);
+}
+
+static int run_apply(const struct attack *at, struct result *res)
+{
+	char base[512], arena[600], bait[600], target[700], cli[PATH_MAX + 16], uid[16];
+	unsigned long r, rounds = opt.rounds / 100 < 10 ? 10 : opt.rounds / 100;
+	struct stat orig, st;
+	double start = now();
+	int arenafd, rc;
+	pid_t pid;
+
+	(void)at;
+	if (find_cli(cli, sizeof(cli))) {
+		note(res, "no ocdir command at %s (OCDIR_HOSTILE_CLI)", cli);
+		return 77;
+	}
+	if (make_base(base, sizeof(base), 0755))
+		return 2;
+	snprintf(arena, sizeof(arena), "%s/arena", base);
+	snprintf(bait, sizeof(bait), "%s/bait-dir", base);
+	snprintf(target, sizeof(target), "%s/" TARGET, arena);
+	snprintf(uid, sizeof(uid), "%u", (unsigned int)opt.attacker);
+	if (mkdir(arena, 0777) || chmod(arena, 0777) || mkdir(bait, 0700) ||
+	    chmod(bait, 0700) || stat(bait, &orig) ||
+	    (arenafd = open(arena, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		rm_tree(base);
+		return 2;
+	}
+	snprintf(res->arena, sizeof(res->arena), "shared");
+	set_fs(res, arenafd, "");
+	/* the attacker plants its link */
+	pid = fork();
+	if (pid == 0)
+		_exit(drop_to(opt.attacker) || symlinkat(bait, arenafd, TARGET) ? 2 : 0);
+	if (pid < 0 || waitpid(pid, &rc, 0) < 0 || !WIFEXITED(rc) || WEXITSTATUS(rc)) {
+		close(arenafd);
+		rm_tree(base);
+		return 2;
+	}
+	for (r = 0; r < rounds; r++) {
+		char *argv[] = { cli, "--apply-existing", "-m", "777", "-o", uid,
+				 r % 2 ? "-p" : "-v", target, NULL };
+
+		pid = fork();
+		if (pid == 0) {
+			int nul = open("/dev/null", O_RDWR);
+
+			if (nul >= 0) {
+				dup2(nul, 1);
+				dup2(nul, 2);
+			}
+			execv(cli, argv);
+			_exit(127);
+		}
+		if (pid < 0 || waitpid(pid, &rc, 0) < 0)
+			break;
+		if (WIFEXITED(rc) && WEXITSTATUS(rc) == 127) {
+			res->errors++;
+			note(res, "could not run %s", cli);
+			break;
+		}
+		if (WIFEXITED(rc) && WEXITSTATUS(rc) == 0)
+			res->created++;	/* the command said yes */
+		if (stat(bait, &st) == 0 &&
+		    ((st.st_mode & 07777) != (orig.st_mode & 07777) || st.st_uid != orig.st_uid)) {
+			res->escapes++;
+			if (res->escapes == 1)
+				note(res, "the link's target became %o, owner %u",
+				     (unsigned int)(st.st_mode & 07777), (unsigned int)st.st_uid);
+			chown(bait, orig.st_uid, orig.st_gid);
+			chmod(bait, orig.st_mode & 07777);
+		}
+	}
+	res->hits = res->escapes;
+	res->rounds = r;
+	res->seconds = now() - start;
+	close(arenafd);
+	rm_tree(base);
+	return 0;
+}
+
 /* ---- driver ---- */
 
 static int attack_child(const struct attack *at, struct result *res)
 {
-	setenv("OCDIR_FORCE_EMULATION", "1", 1);
+	if (at->kind == K_SETUP && at->variant == 2) {
+		if (ocdir_backend(NULL) != OCDIR_BACKEND_NATIVE) {
+			note(res, "no native backend here (a kernel without the ocdir series)");
+			return 77;
+		}
+	} else {
+		setenv("OCDIR_FORCE_EMULATION", "1", 1);
+	}
 	if (at->no_noreplace)
 		setenv("OCDIR_TEST_NO_NOREPLACE", "1", 1);
 	umask(0);
@@ -1677,7 +2103,13 @@ static int attack_child(const struct attack *at, struct result *res)
 	case K_CHMOD:
 	case K_SETGID:
 	case K_STAGE:
+	case K_SETUP:
+	case K_ENOENT:
 		return run_race(at, res);
+	case K_EMFILE:
+		return run_emfile(at, res);
+	case K_APPLY:
+		return run_apply(at, res);
 	case K_OWNER:
 		return run_owner(at, res);
 	case K_DEEP:
@@ -1708,17 +2140,18 @@ static void report(const struct attack *at, int status, struct result *res)
 		return;
 	}
 	printf("# RESULT arena=%s variant=hostile-%s fs=%s rounds=%lu hits=%lu escapes=%lu "
-	       "wrong=%lu removed=%lu stranded=%lu leftovers=%lu excused=%lu refused=%lu errors=%lu "
-	       "reported=%lu created=%lu inplace=%lu moves=%lu seconds=%.1f %s\n",
+	       "wrong=%lu removed=%lu stranded=%lu enoent=%lu leftovers=%lu excused=%lu refused=%lu "
+	       "errors=%lu reported=%lu created=%lu inplace=%lu moves=%lu seconds=%.1f %s\n",
 	       res->arena[0] ? res->arena : "-", at->name, res->fs[0] ? res->fs : "?",
 	       res->rounds, res->hits, res->escapes, res->wrong, res->removed, res->stranded,
-	       res->leftovers, res->excused, res->refused, res->errors, res->reported, res->created,
+	       res->enoent, res->leftovers, res->excused, res->refused, res->errors, res->reported,
+	       res->created,
 	       res->inplace, res->moves,
 	       res->seconds, res->note);
 	T_CHECK(name, !res->hits && res->leftovers == res->excused && !res->errors && res->rounds,
-		"%lu rounds: %lu hits (%lu escapes, %lu wrong, %lu removed, %lu stranded), "
-		"%lu leftovers, %lu unexpected errors%s%s", res->rounds, res->hits,
-		res->escapes, res->wrong, res->removed, res->stranded, res->leftovers,
+		"%lu rounds: %lu hits (%lu escapes, %lu wrong, %lu removed, %lu stranded, "
+		"%lu ENOENT), %lu leftovers, %lu unexpected errors%s%s", res->rounds, res->hits,
+		res->escapes, res->wrong, res->removed, res->stranded, res->enoent, res->leftovers,
 		res->errors, res->note[0] ? ": " : "", res->note);
 }
 
