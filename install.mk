@@ -33,12 +33,14 @@ PC_FILE    := $(BUILD)/ocdir.pc
 all: $(PC_FILE)
 
 # Always regenerated: its content depends on PREFIX/LIBDIR, not on files.
+# libdir and includedir are written relative to ${prefix} when they lie
+# under PREFIX (pkg-config --define-prefix and relocated trees need that).
 $(PC_FILE):
 	@mkdir -p $(@D)
 	$(Q)printf '%s\n' \
 		'prefix=$(PREFIX)' \
-		'libdir=$(LIBDIR)' \
-		'includedir=$(INCLUDEDIR)' \
+		'libdir=$(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))' \
+		'includedir=$(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))' \
 		'' \
 		'Name: ocdir' \
 		'Description: race-free create-and-open of directories' \
