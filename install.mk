@@ -65,12 +65,14 @@ $(PC_UNINSTALLED):
 		'Libs.private: -pthread' >$@.tmp && mv $@.tmp $@
 
 # Always regenerated: its content depends on PREFIX/LIBDIR, not on files.
+# libdir and includedir are written relative to ${prefix} when they lie
+# under PREFIX (pkg-config --define-prefix and relocated trees need that).
 $(PC_FILE):
 	@mkdir -p $(@D)
 	$(Q)printf '%s\n' \
 		'prefix=$(PREFIX)' \
-		'libdir=$(LIBDIR)' \
-		'includedir=$(INCLUDEDIR)' \
+		'libdir=$(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))' \
+		'includedir=$(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))' \
 		'' \
 		'Name: ocdir' \
 		'Description: race-free create-and-open of directories' \
@@ -127,6 +129,8 @@ uninstall:
 # In a git checkout: the files git knows of (tracked, or new and not
 # ignored), as they are in the work tree, so tag and commit first for a
 # release; elsewhere (an extracted tarball): every file but $(BUILD)/.
+# Never a build tree: $(BUILD)/, nor any other top folder with a .flags
+# stamp (a `make BUILD=dir` tree, ignored or not).
 # Reproducible: sorted, owner 0, mtime of the last commit (or
 # SOURCE_DATE_EPOCH). Its own `make && make check-host` passes.
 DIST_NAME  := ocdir-$(OCDIR_VERSION)
@@ -142,6 +146,8 @@ dist:
 			\( -type f -o -type l \) -printf '%P\n'; \
 	fi | while IFS= read -r f; do \
 		case $$f in $(BUILD)/*) continue;; esac; \
+		top=$${f%%/*}; \
+		if [ "$$top" != "$$f" ] && [ -f "$$top/.flags" ]; then continue; fi; \
 		if [ -e "$$f" ] || [ -L "$$f" ]; then printf '%s\n' "$$f"; fi; \
 	done | LC_ALL=C sort -u >$$list; \
 	epoch=$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null || date +%s)}; \

@@ -53,7 +53,7 @@ struct options {
 	int apply_existing;
 	int have_mode;
 	mode_t mode;		/* the -m mode, from a=rwx */
-	mode_t mode_mentioned;	/* setuid/setgid bits -m named (else kept) */
+	mode_t mode_bits;	/* the bits -m's clauses named */
 	mode_t umask_bits;
 	uid_t uid;		/* (uid_t)-1: leave alone */
 	gid_t gid;		/* (gid_t)-1: leave alone */
@@ -244,17 +244,24 @@ static void say(FILE *f, const char *fmt, ...)
 	fputc('\n', f);
 }
 
-/* ---- modes: octal, or symbolic as chmod(1) ---- */
+/* ---- modes: octal, or symbolic as chmod(1), with GNU mkdir's rule ---- */
 
 #define MODE_BITS 07777
 
 /*
- * An octal mode. As GNU chmod and mkdir: with fewer than five digits it
- * names the setuid/setgid bits only where it sets them, so a directory
- * keeps the setgid bit it inherits unless the mode says 02000 (set) or
- * has five digits (00750 clears it).
+ * -m MODE is read as GNU mkdir (coreutils 9.1) reads it: into the mode it
+ * asks for (o->mode, computed from a=rwx) and the bits its clauses name
+ * (o->mode_bits). A directory's setuid/setgid bits are named only by a
+ * clause that says s (or by five octal digits); mkdir leaves the others
+ * as mkdir(2) made them. new_dir_mode() below gives the resulting mode.
  */
-static int parse_octal_mode(const char *s, mode_t *out, mode_t *mentioned)
+
+/*
+ * An octal mode: every permission bit and the sticky bit are named; with
+ * fewer than five digits setuid/setgid only where the mode sets them, so
+ * 750 keeps an inherited setgid bit and 00750 clears it.
+ */
+static int parse_octal_mode(const char *s, mode_t *mode, mode_t *named)
 {
 	unsigned long v = 0;
 	const char *p;
@@ -268,21 +275,24 @@ static int parse_octal_mode(const char *s, mode_t *out, mode_t *mentioned)
 	}
 	if (p == s)
 		return -1;
-	*out = (mode_t)v;
-	*mentioned = p - s < 5 ? (mode_t)v & (S_ISUID | S_ISGID) : S_ISUID | S_ISGID;
+	*mode = (mode_t)v;
+	*named = p - s < 5 ? ((mode_t)v & (S_ISUID | S_ISGID)) | S_ISVTX | 0777 :
+			     MODE_BITS;
 	return 0;
 }
+
 /*
- * Apply a symbolic mode ("u+rwx,g-w,o=", "a+X", "g=u") to `mode`, with the
- * rules of chmod(1): without a who letter the umask masks what is changed;
- * setuid/setgid of a directory are kept unless a clause names them. The
- * target is always a directory, so X always means x.
+ * A symbolic mode ("u+rwx,g-w,o=", "a+X", "g=u", "+t"), applied clause by
+ * clause to a=rwx as chmod(1) applies it: without a who letter the umask
+ * masks what a clause changes; a clause changes setuid/setgid only if it
+ * says s; X always means x (the target is a directory). *named collects
+ * the bits some clause set, cleared or (with =) reset.
  */
-static int parse_symbolic_mode(const char *s, mode_t mode, mode_t umask_bits,
-			       mode_t *out, mode_t *mentioned_out)
+static int parse_symbolic_mode(const char *s, mode_t umask_bits, mode_t *mode_out,
+			       mode_t *named_out)
 {
 	const char *p = s;
-	mode_t named = 0;
+	mode_t mode = 0777, named = 0;
 
 	for (;;) {
 		mode_t who = 0;
@@ -303,14 +313,15 @@ static int parse_symbolic_mode(const char *s, mode_t mode, mode_t umask_bits,
 			return -1;
 		while (*p == '+' || *p == '-' || *p == '=') {
 			char op = *p++;
-			mode_t value = 0, mentioned = 0, keep;
+			mode_t value = 0, said, kept;
 
 			if (*p == 'u' || *p == 'g' || *p == 'o') {
-				/* Copy one class's rwx to the others. */
+				/* Copy one class's rwx (as it is now) to the others. */
 				mode_t src = *p == 'u' ? (mode & S_IRWXU) >> 6 :
 					     *p == 'g' ? (mode & S_IRWXG) >> 3 :
 							 (mode & S_IRWXO);
 				value = src << 6 | src << 3 | src;
+				said = 0;
 				p++;
 			} else {
 				for (;; p++) {
@@ -320,30 +331,28 @@ static int parse_symbolic_mode(const char *s, mode_t mode, mode_t umask_bits,
 						value |= S_IWUSR | S_IWGRP | S_IWOTH;
 					else if (*p == 'x' || *p == 'X')
 						value |= S_IXUSR | S_IXGRP | S_IXOTH;
-					else if (*p == 's') {
+					else if (*p == 's')
 						value |= S_ISUID | S_ISGID;
-						mentioned |= S_ISUID | S_ISGID;
-					} else if (*p == 't')
+					else if (*p == 't')
 						value |= S_ISVTX;
 					else
 						break;
 				}
+				said = who ? who & value : value;
 			}
-			if (who)
-				value &= who;
-			else
-				value &= MODE_BITS & ~umask_bits;
-			/* A directory's setuid/setgid change only when named. */
-			named |= mentioned & (who ? who : MODE_BITS);
-			keep = (S_ISUID | S_ISGID) & ~(mentioned & (who ? who : MODE_BITS));
-			value &= ~keep;
+			/* A directory's setuid/setgid: only where the clause says s. */
+			kept = (S_ISUID | S_ISGID) & ~said;
+			value &= (who ? who : ~umask_bits) & ~kept;
 			if (op == '+') {
+				named |= value;
 				mode |= value;
 			} else if (op == '-') {
+				named |= value;
 				mode &= ~value;
 			} else {
-				mode_t preserved = (who ? ~who & MODE_BITS : 0) | keep;
+				mode_t preserved = (who ? ~who : 0) | kept;
 
+				named |= MODE_BITS & ~preserved;
 				mode = (mode & preserved) | value;
 			}
 		}
@@ -353,19 +362,17 @@ static int parse_symbolic_mode(const char *s, mode_t mode, mode_t umask_bits,
 			return -1;
 		p++;
 	}
-	*out = mode & MODE_BITS;
-	*mentioned_out = named & (S_ISUID | S_ISGID);
+	*mode_out = mode & MODE_BITS;
+	*named_out = named & MODE_BITS;
 	return 0;
 }
 
-static int parse_mode(const char *s, mode_t umask_bits, mode_t *out,
-		      mode_t *mentioned)
+static int parse_mode(const char *s, mode_t umask_bits, mode_t *mode,
+		      mode_t *named)
 {
 	if (*s >= '0' && *s <= '7')
-		return parse_octal_mode(s, out, mentioned);
-	/* mkdir -m starts from a=rwx. */
-	return parse_symbolic_mode(s, S_IRWXU | S_IRWXG | S_IRWXO, umask_bits, out,
-				   mentioned);
+		return parse_octal_mode(s, mode, named);
+	return parse_symbolic_mode(s, umask_bits, mode, named);
 }
 
 /* ---- owners, groups, xattrs ---- */
@@ -453,17 +460,85 @@ static int selinux_enabled(void)
 }
 
 /*
- * The mode a directory of this call ends with, given the mode it has now:
- * -m's mode (else mkdir's 0777 minus the umask), plus the setgid bit it
- * inherited unless -m named that bit.
+ * The permission bits mkdirat(2) keeps of a mode in the new directory's
+ * parent: those its default ACL allows (*acl = 1), else those the umask
+ * leaves (*acl = 0). The library made the directory owner-only, so its
+ * mode cannot tell; it inherited the parent's default ACL as its own, in
+ * the xattr format of the kernel: a version word (2), then 8-byte
+ * little-endian entries of tag, permissions and id.
  */
-static mode_t final_mode(const struct options *o, mode_t now)
+static mode_t creation_mask(int fd, const struct options *o, int *acl)
 {
-	mode_t mode = o->have_mode ? o->mode : 0777 & ~o->umask_bits;
+	static const char name[] = "system.posix_acl_default";
+	unsigned int user = 0, group = 0, mask = 8, other = 0;
+	unsigned char *buf;
+	ssize_t n, i;
 
-	if ((now & S_ISGID) && !(o->mode_mentioned & S_ISGID))
-		mode |= S_ISGID;
-	return mode;
+	*acl = 0;
+	n = fgetxattr(fd, name, NULL, 0);
+	if (n < 4 || !(buf = malloc((size_t)n)))
+		return 0777 & ~o->umask_bits;
+	n = fgetxattr(fd, name, buf, (size_t)n);
+	if (n < 4 || (n - 4) % 8 || buf[0] != 2 || buf[1] || buf[2] || buf[3]) {
+		free(buf);
+		return 0777 & ~o->umask_bits;
+	}
+	for (i = 4; i < n; i += 8) {
+		unsigned int tag = buf[i] | buf[i + 1] << 8, perm = buf[i + 2] & 7;
+
+		if (tag == 0x01)	/* ACL_USER_OBJ */
+			user = perm;
+		else if (tag == 0x04)	/* ACL_GROUP_OBJ */
+			group = perm;
+		else if (tag == 0x10)	/* ACL_MASK: limits the group class */
+			mask = perm;
+		else if (tag == 0x20)	/* ACL_OTHER */
+			other = perm;
+	}
+	free(buf);
+	*acl = 1;
+	return (mode_t)(user << 6 | (mask == 8 ? group : mask) << 3 | other);
+}
+
+/*
+ * The mode GNU mkdir (coreutils 9.1) gives a directory it creates, for
+ * this call's -m, in a parent where mkdirat(2) keeps the bits `mask` of a
+ * mode (creation_mask) and the directory inherits the setgid bit `setgid`:
+ *  - without -m, mkdirat with 0777;
+ *  - with -m, mkdirat with -m's mode, less group and other write if that
+ *    mode sets the sticky bit or names setuid/setgid, and with the umask
+ *    lifted for the bits -m's mode has (a default ACL still applies);
+ *    then, where that differs from -m's mode in a bit -m named, chmod to
+ *    -m's mode plus the other bits as mkdirat left them.
+ * So `-m +t` gives 1755 under umask 022 (mkdirat(1755), only the sticky
+ * bit named), `-m g+w` 0777 (the umask lifted for the bits asked for).
+ */
+static mode_t new_dir_mode(const struct options *o, mode_t mask, int acl,
+			   mode_t setgid)
+{
+	mode_t asked = o->mode, named = o->mode_bits, made;
+
+	if (!o->have_mode)
+		return (0777 & mask) | setgid;
+	if ((named & (S_ISUID | S_ISGID)) || (asked & S_ISVTX))
+		asked &= ~(mode_t)(S_IWGRP | S_IWOTH);
+	if (!acl)
+		mask = ~(o->umask_bits & ~o->mode);
+	made = (asked & S_ISVTX) | (asked & mask & 0777) | setgid;
+	if ((made ^ o->mode) & named)
+		return (o->mode | (made & ~named)) & MODE_BITS;
+	return made;
+}
+
+/*
+ * What -m asks of an existing directory of mode `now` (--apply-existing
+ * and the warning): the bits -m named set as -m says, the others kept, as
+ * chmod(1) with the same mode would do (clauses without a who letter take
+ * the umask into account, as mkdir -m).
+ */
+static mode_t existing_dir_mode(const struct options *o, mode_t now)
+{
+	return (o->mode & o->mode_bits) | (now & MODE_BITS & ~o->mode_bits);
 }
 
 /* What the setup step needs: the options, and whether it said why it failed. */
@@ -476,13 +551,25 @@ struct setup_ctx {
 /*
  * Apply the requested attributes through fd. Order matters: xattrs first
  * (a mode of 0 would forbid them to a non-root owner), then the owner,
- * then the mode (chown may clear setgid, chmod sets it last). Returns 0 or
+ * then the mode, computed from the directory as it was made (chown may
+ * clear setgid, chmod sets it last). Returns 0 or
  * -errno, with the message printed.
  */
 static int apply_attributes(int fd, const char *path, const struct options *o)
 {
 	struct stat st;
+	mode_t mode, mask;
 	size_t i;
+	int acl;
+
+	if (fstat(fd, &st)) {
+		int err = errno;
+
+		say(stderr, "cannot stat %Q: %s", path, strerror(err));
+		return -err;
+	}
+	mask = creation_mask(fd, o, &acl);
+	mode = new_dir_mode(o, mask, acl, st.st_mode & S_ISGID);
 
 	for (i = 0; i < o->nxattrs; i++) {
 		if (fsetxattr(fd, o->xattrs[i].name, o->xattrs[i].value,
@@ -509,7 +596,7 @@ static int apply_attributes(int fd, const char *path, const struct options *o)
 		say(stderr, "cannot change owner of %Q: %s", path, strerror(err));
 		return -err;
 	}
-	if (fstat(fd, &st) || fchmod(fd, final_mode(o, st.st_mode))) {
+	if (fchmod(fd, mode)) {
 		int err = errno;
 
 		say(stderr, "cannot change permissions of %Q: %s", path, strerror(err));
@@ -556,7 +643,7 @@ static int handle_existing(int fd, const char *path, const struct options *o)
 		say(stderr, "cannot stat %Q: %s", path, strerror(errno));
 		return -1;
 	}
-	want = o->have_mode ? final_mode(o, st.st_mode) : st.st_mode & MODE_BITS;
+	want = o->have_mode ? existing_dir_mode(o, st.st_mode) : st.st_mode & MODE_BITS;
 	if (o->apply_existing) {
 		if ((o->uid != (uid_t)-1 || o->gid != (gid_t)-1) &&
 		    fchown(fd, o->uid, o->gid)) {
@@ -954,7 +1041,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 	o->umask_bits = umask(0);
 	umask(o->umask_bits);
 	if (mode_arg) {
-		if (parse_mode(mode_arg, o->umask_bits, &o->mode, &o->mode_mentioned)) {
+		if (parse_mode(mode_arg, o->umask_bits, &o->mode, &o->mode_bits)) {
 			say(stderr, "invalid mode %Q", mode_arg);
 			exit(1);
 		}

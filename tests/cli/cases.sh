@@ -159,7 +159,7 @@ check "... and names the failing one" test "$err" = "ocdir: cannot create direct
 fresh
 for spec in "700:700" "0750:750" "0:0" "1777:1777" "2750:2750" "u=rwx,g=,o=:700" \
 	    "g-w,o=:750" "a+X:777" "u=rwx,go=rx:755" "=x:111" "-w:577" "o=u:777" \
-	    "a=r,u+w:644" "go-rwx:700" "u=rwx,g=u,o=:770" "+t:1777" "o+t:1777" "g+s:2777" "u=rwx,g=rx,o=t:1750" "a-x,u+x:766"; do
+	    "a=r,u+w:644" "go-rwx:700" "u=rwx,g=u,o=:770" "+t:1755" "o+t:1755" "a+t:1755" "o-x,+t:1754" "g-s:755" "g+s:2777" "u=rwx,g=rx,o=t:1750" "a-x,u+x:766"; do
 	m=${spec%%:*} want=${spec#*:}
 	d=d$case_no-$(echo "$m" | tr -c 'a-zA-Z0-9\n' '_')
 	expect "-m '$m' runs" 0 "" "" -- -m "$m" "$d"

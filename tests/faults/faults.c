@@ -466,7 +466,14 @@ static int tiny_tmpfs(char *mnt, size_t size, const char *opts)
 	snprintf(mnt, size, "%s/ocdir-faults.mnt.XXXXXX", topdir);
 	if (!mkdtemp(mnt))
 		return -1;
-	return mount("tmpfs", mnt, "tmpfs", 0, opts);
+	if (mount("tmpfs", mnt, "tmpfs", 0, opts)) {
+		int err = errno;
+
+		rmdir(mnt);	/* nothing left behind when the mount fails */
+		errno = err;
+		return -1;
+	}
+	return 0;
 }
 
 static void ns_enospc(void)
@@ -620,7 +627,7 @@ static int loop_ext4(struct loopfs *l, const char *mkfs_args, const char *opts,
 {
 	char cmd[PATH_MAX * 2];
 	FILE *p;
-	int fd;
+	int fd, made;
 
 	snprintf(l->img, sizeof(l->img), "%s/ocdir-faults.img.XXXXXX", topdir);
 	fd = mkstemp(l->img);
@@ -649,8 +656,11 @@ static int loop_ext4(struct loopfs *l, const char *mkfs_args, const char *opts,
 	pclose(p);
 	l->dev[strcspn(l->dev, "\n")] = '\0';
 	snprintf(l->mnt, sizeof(l->mnt), "%s/ocdir-faults.mnt.XXXXXX", topdir);
-	if (!mkdtemp(l->mnt) || mount(l->dev, l->mnt, "ext4", 0, opts)) {
+	made = mkdtemp(l->mnt) != NULL;
+	if (!made || mount(l->dev, l->mnt, "ext4", 0, opts)) {
 		snprintf(why, whysize, "mount ext4 -o %s: %s", opts, strerror(errno));
+		if (made)
+			rmdir(l->mnt);	/* nothing left behind when the mount fails */
 		snprintf(cmd, sizeof(cmd), "losetup -d '%s'", l->dev);
 		if (system(cmd) != 0)
 			fprintf(stderr, "faults: %s failed\n", cmd);
@@ -992,8 +1002,12 @@ static int raw_available(void)
 int main(int argc, char **argv)
 {
 	const char *reason = "";
+	const char *tmp = getenv("TMPDIR");
 	int i;
 
+	/* Scratch directories go where TMPDIR says, as mktemp(1) puts them. */
+	if (tmp && *tmp == '/')
+		topdir = tmp;
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--backend") && i + 1 < argc) {
 			use_raw = !strcmp(argv[++i], "raw");
