@@ -1,14 +1,16 @@
 # ocdir - race-free create-and-open of directories.
 #
 #   make            build the library, the command and the test programs
-#   make run        the main job: boot the kernels, show the feature (README)
+#   make run        the main job: boot legacy, stock 7.3 and patched 7.3,
+#                   show the feature (vm/demo, README)
 #   make check      every test, on the host and in the QEMU guests (README)
 #   make check-host the host-side tests only, no QEMU, no root needed for most
 #   make install    PREFIX, DESTDIR, ... (install.mk);  make dist: build/ocdir-VERSION.tar.gz
 #   make deps       install the Debian packages the above need
 #   make kernels    build (or find cached) the test kernels: five built,
 #                   stock and stock-7.3 fetched (Debian's own)
-#   make check-lts  the 6.12 backport's guest tests, its debug kernel included
+#   make check-lts  the 6.12 backport's guest tests, its debug kernel included,
+#                   and vm/demo --lts (make run's tables on the 6.12 kernels)
 #   make check-series  checkpatch --strict and a build after every patch,
 #                      and the open(2) man-pages patch (kernel/check-man-pages)
 #   make V=1 ...    show the commands;  make SAN=1 ...  ASan+UBSan build
@@ -103,10 +105,12 @@ check-host:
 	$(Q)tests/run --host $(CHECK_HOST_SUITES)
 
 # The 6.12 LTS series on its own kernels, the debug one included: the guest
-# suites' parts that boot stock, patched and debug.
+# suites' parts that boot stock, patched and debug; then make run's demo on
+# the 6.12 kernels (legacy, stock, patched), which make run no longer shows.
 check-lts: deps
 	$(Q)$(MAKE) --no-print-directory OCDIR_WERROR=1 all
-	$(Q)tests/run --kernels "$(LTS_KERNELS)" $(LTS_SUITES)
+	$(Q)tests/run --kernels "$(LTS_KERNELS)" $(LTS_SUITES); a=$$?; \
+		vm/demo --lts; b=$$?; [ $$a -eq 0 ] && [ $$b -eq 0 ]
 
 check-series: deps
 	$(Q)kernel/check-series; a=$$?; kernel/check-series --series kernel/patches-7.3; b=$$?; \
