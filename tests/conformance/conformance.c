@@ -536,11 +536,15 @@ static const char *fs_type_of(const char *dir)
 	return found;
 }
 
-/* Which of 07777 a directory made by mkdirat(2) in dir loses (umask 0). */
+/*
+ * Which of 07777 a directory made by mkdirat(2) in dir loses (umask 0),
+ * S_ISGID included where a setgid parent does not pass it on (9P2000.u:
+ * the server decides the mode).
+ */
 static mode_t mkdir_drops(const char *dir)
 {
-	char path[4096];
-	mode_t old = umask(0), kept = 01777;
+	char path[4096], sub[4200];
+	mode_t old = umask(0), kept = 01777, drops;
 	struct stat st;
 
 	snprintf(path, sizeof(path), "%s/.mode-probe.%d", dir, (int)getpid());
@@ -549,8 +553,17 @@ static mode_t mkdir_drops(const char *dir)
 			kept = st.st_mode & 07777;
 		rmdir(path);
 	}
+	drops = 01777 & ~kept;
+	if (mkdir(path, 0755) == 0) {
+		snprintf(sub, sizeof(sub), "%s/d", path);
+		if (chmod(path, 02775) == 0 && mkdir(sub, 0755) == 0 &&
+		    stat(sub, &st) == 0 && !(st.st_mode & S_ISGID))
+			drops |= S_ISGID;
+		rmdir(sub);
+		rmdir(path);
+	}
 	umask(old);
-	return 01777 & ~kept;
+	return drops;
 }
 
 /*
