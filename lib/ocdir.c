@@ -157,10 +157,11 @@ int oc_create_or_open(int dirfd, const char *path, const struct oc_req *req,
 
 	if (c->native && !(req->resolve && (c->force_resolver || oc_openat2_missing()))) {
 		r = native_open(dirfd, path, req, created);
-		/* Rule 13: a lookup-only ->atomic_open said ENOENT; create here. */
-		/* ENOSYS/EPERM (seccomp) and a persistent EAGAIN: the emulation. */
-		if (r != -ENOENT && !(req->resolve && (r == -ENOSYS || r == -EPERM ||
-						       r == -EAGAIN)))
+		/*
+		 * The kernel creates on every filesystem (rule 13).  ENOSYS/EPERM
+		 * (seccomp) and a persistent EAGAIN: the emulation.
+		 */
+		if (!(req->resolve && (r == -ENOSYS || r == -EPERM || r == -EAGAIN)))
 			return r;
 		if (req->resolve && r == -ENOSYS)
 			oc_set_openat2_missing();

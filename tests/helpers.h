@@ -196,25 +196,6 @@ static inline int t_kernel_creates_dirs(int dirfd, int *err)
 }
 
 /*
- * docs/semantics.md rule 13: is type (a /proc/self/mountinfo filesystem
- * type) one whose ->atomic_open only looks the name up, so that the kernel
- * creates nothing there?  With the ocdir series fuse and 9p (9P2000.L, as
- * vm/init mounts it) create; these do not.
- */
-static inline int t_lookup_only_fs(const char *type)
-{
-	static const char *const types[] = {
-		"nfs", "nfs4", "cifs", "smb3", "ceph", "gfs2", "vboxsf",
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-		if (!strcmp(type, types[i]))
-			return 1;
-	return 0;
-}
-
-/*
  * How a creation was made, from the IN_CREATE events on its parent read
  * from the inotify descriptor `in` (non-blocking): the emulation's staged
  * path makes a ".ocdir-stage.*" directory first; the kernel, and the

@@ -13,8 +13,7 @@
  * path:   %D is replaced by the case directory's absolute path.
  * fd_is:  on success the fd must be this (path relative to the case dir).
  * created: -1 not checked, else the expected `created` (checked for the
- *         ocdir_openat2 API; 1 also marks the cases where rule 13 makes a raw
- *         call on an ->atomic_open filesystem answer ENOENT).
+ *         ocdir_openat2 API).
  * after:  space-separated checks once the call is done:
  *           D:P directory   F:P regular file   L:P symlink   -:P absent
  *           E:P empty dir   M:P=MODE  (mode & 07777 of directory P)
@@ -32,9 +31,6 @@
 #define NEED_MOUNT	0x4	/* needs the tmpfs mount of an "m:" setup */
 #define NEED_ROOT_SETUP	0x8	/* setup chowns to other uids: needs root */
 #define NEED_PROT_LINKS	0x10	/* fs.protected_symlinks is on */
-/* Rule 9 vs rule 13: a raw call on an ->atomic_open filesystem may also say
- * ENOENT for a dangling trailing symlink (a plain O_DIRECTORY open would). */
-#define DANGLING	0x20
 
 #define R_BENEATH	0x08ULL
 #define R_IN_ROOT	0x10ULL
@@ -125,12 +121,12 @@ static const struct conf_case conf_cases[] = {
 { "symlink-to-dir", "d:a l:l>a", "l", AT2, 0, 0755, 0, OK, "a", 0, "L:l", 0 },
 { "symlink-to-dir-nofollow", "d:a l:l>a", "l", AT2, O_NOFOLLOW, 0755, 0, ENOTDIR, NULL, -1, "L:l", 0 },
 { "symlink-to-dir-excl", "d:a l:l>a", "l", AT2, O_EXCL, 0755, 0, EEXIST, NULL, -1, "L:l", 0 },
-{ "symlink-dangling", "l:l>target", "l", AT2, 0, 0755, 0, EEXIST, NULL, -1, "L:l -:target", DANGLING },
-{ "symlink-dangling-openat", "l:l>target", "l", AT, 0, 0755, 0, EEXIST, NULL, -1, "L:l -:target", DANGLING },
+{ "symlink-dangling", "l:l>target", "l", AT2, 0, 0755, 0, EEXIST, NULL, -1, "L:l -:target", 0 },
+{ "symlink-dangling-openat", "l:l>target", "l", AT, 0, 0755, 0, EEXIST, NULL, -1, "L:l -:target", 0 },
 { "symlink-dangling-excl", "l:l>target", "l", AT2, O_EXCL, 0755, 0, EEXIST, NULL, -1, "-:target", 0 },
 { "symlink-dangling-nofollow", "l:l>target", "l", AT2, O_NOFOLLOW, 0755, 0, ENOTDIR, NULL, -1, "-:target", 0 },
-{ "symlink-chain-dangling", "l:l>m l:m>target", "l", AT2, 0, 0755, 0, EEXIST, NULL, -1, "-:target", DANGLING },
-{ "symlink-dangling-absolute", "l:l>%D/target", "l", AT2, 0, 0755, 0, EEXIST, NULL, -1, "-:target", DANGLING },
+{ "symlink-chain-dangling", "l:l>m l:m>target", "l", AT2, 0, 0755, 0, EEXIST, NULL, -1, "-:target", 0 },
+{ "symlink-dangling-absolute", "l:l>%D/target", "l", AT2, 0, 0755, 0, EEXIST, NULL, -1, "-:target", 0 },
 { "symlink-to-file", "f:f l:l>f", "l", AT2, 0, 0755, 0, ENOTDIR, NULL, -1, "F:f", 0 },
 { "symlink-loop", "l:l1>l2 l:l2>l1", "l1", AT2, 0, 0755, 0, ELOOP, NULL, -1, "", 0 },
 { "symlink-to-dotdot", "d:a l:a/up>..", "a/up", AT2, 0, 0755, 0, OK, ".", 0, "", 0 },
@@ -142,7 +138,7 @@ static const struct conf_case conf_cases[] = {
 { "magic-link-cwd", "", "/proc/self/cwd/new", AT2, 0, 0755, 0, OK, "new", 1, "D:new", 0 },
 { "magic-link-cwd-trailing", "", "/proc/self/cwd", AT2, 0, 0755, 0, OK, ".", 0, "", 0 },
 { "trailing-slash-symlink-nofollow", "d:a l:l>a", "l/", AT2, O_NOFOLLOW, 0755, 0, OK, "a", 0, "L:l", 0 },
-{ "trailing-slash-dangling-nofollow", "l:l>target", "l/", AT2, O_NOFOLLOW, 0755, 0, EEXIST, NULL, -1, "-:target", DANGLING },
+{ "trailing-slash-dangling-nofollow", "l:l>target", "l/", AT2, O_NOFOLLOW, 0755, 0, EEXIST, NULL, -1, "-:target", 0 },
 { "root-excl-noatime", "", "/", AT2, O_EXCL | O_NOATIME, 0755, 0, EEXIST, NULL, -1, "", 0 },
 /* rule 10: sticky parents */
 { "sticky-others-dir", "d:st=1777 d:st/x o:st/x=4242 o:st=0", "st/x", AT2, 0, 0755, 0, EACCES, NULL, -1, "D:st/x", NEED_ROOT_SETUP },
@@ -172,7 +168,7 @@ static const struct conf_case conf_cases[] = {
 { "in-root-slash", "", "/", AT2, 0, 0755, R_IN_ROOT, OK, ".", 0, "", 0 },
 { "in-root-absolute-symlink", "d:a l:l>/a", "l/new", AT2, 0, 0755, R_IN_ROOT, OK, "a/new", 1, "D:a/new", 0 },
 { "in-root-trailing-absolute-symlink", "d:a l:l>/a", "l", AT2, 0, 0755, R_IN_ROOT, OK, "a", 0, "", 0 },
-{ "in-root-dangling-absolute-symlink", "l:l>/ocdir-in-root-dangling", "l", AT2, 0, 0755, R_IN_ROOT, EEXIST, NULL, -1, "-:ocdir-in-root-dangling -:/ocdir-in-root-dangling", DANGLING },
+{ "in-root-dangling-absolute-symlink", "l:l>/ocdir-in-root-dangling", "l", AT2, 0, 0755, R_IN_ROOT, EEXIST, NULL, -1, "-:ocdir-in-root-dangling -:/ocdir-in-root-dangling", 0 },
 { "in-root-symlink-dotdot", "l:l>../../..", "l/new", AT2, 0, 0755, R_IN_ROOT, OK, "new", 1, "D:new", 0 },
 { "no-symlinks-interior", "d:a l:l>a", "l/new", AT2, 0, 0755, R_NO_SYMLINKS, ELOOP, NULL, -1, "-:a/new", 0 },
 { "no-symlinks-trailing", "d:a l:l>a", "l", AT2, 0, 0755, R_NO_SYMLINKS, ELOOP, NULL, -1, "", 0 },

@@ -1477,7 +1477,6 @@ static int discover(const char *dir)
 	}
 	fmt(env.cdir, sizeof(env.cdir), "%s", cdir);
 	fs_type_of(basedir, env.fstype, sizeof(env.fstype));
-	env.atomic_open = t_lookup_only_fs(env.fstype);
 
 	/* "/" and every directory down to C, with their mount ids */
 	env.nanc = 0;
@@ -1554,10 +1553,9 @@ static int discover(const char *dir)
 	caps.user = user_can_search(basedir);
 	caps.plain_create = plain_create_works();
 	if (!quiet_discovery)
-		printf("# fuzz: %s on %s%s; O_DIRECT on dirs %s%s; mkdir keeps %04o; "
+		printf("# fuzz: %s on %s; O_DIRECT on dirs %s%s; mkdir keeps %04o; "
 	       "protected_symlinks=%d; RENAME_NOREPLACE %s; default ACLs %s, ro bind %s, fifo %s, "
 	       "socket %s, chardev %s, uid %d %s; setup trusts inheritance: %s\n", basedir, env.fstype,
-	       env.atomic_open ? " (lookup-only ->atomic_open: raw creates nothing)" : "",
 	       env.odirect_dirs ? "works" : "EINVAL",
 	       env.odirect_early ? " (O_CREAT|O_DIRECTORY|O_DIRECT: EINVAL before the walk)" : "",
 	       env.perm_mask,

@@ -389,8 +389,6 @@ static int absent(struct walk *w, int parent, const char *name, size_t len,
 		create_error = -EROFS;
 	else if (!may(w, p, 3))
 		create_error = -EACCES;
-	if (!w->lib && w->env->atomic_open)
-		return create_error ? create_error : -ENOENT;	/* rule 13 */
 	if (create_error)
 		return create_error;
 	if (!p->below_c)

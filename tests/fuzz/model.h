@@ -44,7 +44,6 @@ struct fz_entry {
 struct fz_env {
 	char cdir[PATH_MAX];	/* absolute, symlink-free path of C */
 	char fstype[64];	/* from /proc/self/mountinfo */
-	int atomic_open;	/* ->atomic_open only looks up: raw is lookup-only (rule 13) */
 	int odirect_dirs;	/* open(dir, O_DIRECT) works on this fs */
 	int odirect_root;	/* ... and on "/" (another fs, e.g. the guest's 9p root) */
 	int odirect_early;	/* the kernel refuses O_CREAT|O_DIRECTORY|O_DIRECT
