@@ -660,7 +660,6 @@ static void print_table(void)
 	static const struct { unsigned int bit; const char *word; } needs[] = {
 		{ NEED_ROOT, "root" }, { NEED_USER, "user" }, { NEED_MOUNT, "mount" },
 		{ NEED_ROOT_SETUP, "root-setup" }, { NEED_PROT_LINKS, "protected-symlinks" },
-		{ DANGLING, "dangling" },
 	};
 	size_t i, j;
 
