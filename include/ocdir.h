@@ -290,6 +290,10 @@ int ocdir_mkdirat(int dirfd, const char *path, const struct ocdir_how *how,
  * new; O_NOFOLLOW: the leaf may not be a symlink); symlinks
  * before the leaf are followed unless OCDIR_RESOLVE_NO_SYMLINKS. A symlink
  * to a missing target is never followed to create anything (EEXIST).
+ * The sticky rule (EACCES, see ocdir_openat) applies at every existing
+ * level, not only at the leaf: each is a level the call would have made
+ * (a planted /tmp/x would otherwise hand mkpath("/tmp/x/s") a planted s).
+ * Not to ".." levels nor to the starting directory.
  *
  * O_PATH in how->flags (since 1.2.0): the caller needs no readable
  * descriptor, as mkdir -p needs none: an existing leaf that the caller may
