@@ -424,7 +424,9 @@ static int mkpath(int dirfd, const char *path, const struct oc_req *leafreq,
 		if (strcmp(p, "."))
 			lv[ncomp++] = (struct level){ .name = p };
 	if (!ncomp) {	/* ".", "/", "./" ...: the existing start */
-		fd = oc_create_or_open_path(dirfd, path, leafreq, &made);
+		/* by a short name: unscoped, path may be longer than PATH_MAX */
+		fd = oc_create_or_open_path(dirfd, path[0] == '/' ? "/" : ".",
+					    leafreq, &made);
 		if (fd >= 0 && leaf_created)
 			*leaf_created = made;
 		goto out;

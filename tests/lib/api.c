@@ -249,6 +249,16 @@ static void test_mkpath_long(int dfd)
 		"fd %d errno %s", fd, t_errname(errno));
 	if (fd >= 0)
 		close(fd);
+	/* only "." and "/" (the start itself), longer than PATH_MAX */
+	for (i = 0; i + 2 < n * len; i += 2)
+		memcpy(path + i, "./", 2);
+	path[i] = '\0';
+	how.resolve = 0;
+	fd = ocdir_mkpath(dfd, path, &how, sizeof(how), &made);
+	T_CHECK(N("mkpath-dots-over-path-max"), fd >= 0 && !made && same_inode(fd, dfd, "."),
+		"fd %d made %d errno %s", fd, made, t_errname(errno));
+	if (fd >= 0)
+		close(fd);
 	free(path);
 }
 
