@@ -676,7 +676,7 @@ static int handle_existing(int fd, const char *path, const struct options *o)
  * sticky and writable by others, and the directory belongs to neither the
  * caller nor the parent's owner. Only looked at to explain an EACCES.
  */
-static int sticky_refusal(int rootfd, const char *path)
+static int sticky_refused(int rootfd, const char *path)
 {
 	char *copy = strdup(path), *slash;
 	struct stat parent, st;
@@ -700,10 +700,42 @@ static int sticky_refusal(int rootfd, const char *path)
 	return r;
 }
 
+/*
+ * With -p the library applies that rule to every level it would have
+ * made: the first level of path (top down) that the rule refuses, as a
+ * new string, or NULL.
+ */
+static char *sticky_refused_level(int rootfd, const char *path)
+{
+	char *copy = strdup(path);
+	size_t i = 0, n;
+
+	if (!copy)
+		return NULL;
+	while (copy[i]) {
+		while (copy[i] == '/')
+			i++;
+		n = strcspn(copy + i, "/");
+		if (!n || !copy[i + n])
+			break;	/* the leaf: the caller looks at it */
+		if (!(n == 1 && copy[i] == '.') &&
+		    !(n == 2 && copy[i] == '.' && copy[i + 1] == '.')) {
+			copy[i + n] = '\0';
+			if (sticky_refused(rootfd, copy))
+				return copy;
+			copy[i + n] = '/';
+		}
+		i += n;
+	}
+	free(copy);
+	return NULL;
+}
 /* Why the library refused, in words; the errno text where it says enough. */
 static void create_error(int rootfd, const char *path, int err,
 			 const struct options *o)
 {
+	char *level;
+
 	switch (err) {
 	case EOPNOTSUPP:
 		say(stderr, "cannot create directory %Q: refused: the parent "
@@ -722,7 +754,16 @@ static void create_error(int rootfd, const char *path, int err,
 		}
 		break;
 	case EACCES:
-		if (sticky_refusal(rootfd, path)) {
+		level = o->parents ? sticky_refused_level(rootfd, path) : NULL;
+		if (level) {
+			say(stderr, "cannot create directory %Q: refused: %Q exists "
+			    "in a sticky directory that others can write to, and "
+			    "belongs neither to you nor to that directory's owner "
+			    "(someone else may have put it there)", path, level);
+			free(level);
+			return;
+		}
+		if (sticky_refused(rootfd, path)) {
 			say(stderr, "cannot open directory %Q: refused: it exists in a "
 			    "sticky directory that others can write to, and belongs "
 			    "neither to you nor to that directory's owner (someone "

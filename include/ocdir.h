@@ -269,7 +269,11 @@ int ocdir_openat2(int dirfd, const char *path, const struct ocdir_how *how,
  * scoping, one ocdir_openat2 call.
  *
  * Returns 1 if this call created the directory, 0 if it existed, or -1
- * with errno as ocdir_openat2. Since 1.2.0.
+ * with errno as ocdir_openat2 (O_PATH is EINVAL), except: never EACCES for
+ * an existing directory the caller may not read; EMFILE/ENFILE only for a
+ * name that exists; EOPNOTSUPP, EAGAIN only with scoping or for a name
+ * that existed; unscoped, a new directory gives the errors of mkdirat(2)
+ * as they are (EEXIST only with O_EXCL). Since 1.2.0.
  */
 int ocdir_mkdirat(int dirfd, const char *path, const struct ocdir_how *how,
 		  size_t size);
@@ -290,6 +294,10 @@ int ocdir_mkdirat(int dirfd, const char *path, const struct ocdir_how *how,
  * new; O_NOFOLLOW: the leaf may not be a symlink); symlinks
  * before the leaf are followed unless OCDIR_RESOLVE_NO_SYMLINKS. A symlink
  * to a missing target is never followed to create anything (EEXIST).
+ * The sticky rule (EACCES, see ocdir_openat) applies at every existing
+ * level, not only at the leaf: each is a level the call would have made
+ * (a planted /tmp/x would otherwise hand mkpath("/tmp/x/s") a planted s).
+ * Not to ".." levels nor to the starting directory.
  *
  * O_PATH in how->flags (since 1.2.0): the caller needs no readable
  * descriptor, as mkdir -p needs none: an existing leaf that the caller may
@@ -301,8 +309,14 @@ int ocdir_mkdirat(int dirfd, const char *path, const struct ocdir_how *how,
  * leaf_created: if not NULL, set on success to 1 when the leaf was created
  * by this call, else 0.
  *
- * Returns a descriptor to the leaf, or -1 with errno as ocdir_openat2 (an
- * intermediate that exists as a non-directory gives ENOTDIR). On failure the
+ * Returns a descriptor to the leaf, or -1 with errno as ocdir_openat2, and:
+ *   ENOTDIR       an intermediate exists as a non-directory.
+ *   EEXIST        a level is a dangling symlink; O_EXCL and the leaf exists.
+ *   EACCES        the sticky rule at any level; an unreadable existing leaf
+ *                 without O_PATH.
+ *   ENAMETOOLONG  scoped and path of PATH_MAX bytes or more; a component
+ *                 over NAME_MAX.
+ * On failure the
  * directories this call created are removed again, deepest first, as long
  * as they are still empty and still at the name where they were made
  * (reached back up through "..", checked against the directory each was
@@ -363,7 +377,10 @@ typedef int (*ocdir_setup_fn)(int fd, const char *path, unsigned int flags,
  * succeeded.
  *
  * Returns a new descriptor, or -1 with errno as ocdir_openat2, and also:
- *   (any)       the negative value setup returned, as a positive errno.
+ *   (any)       the negative value setup returned (-1 to -4095), as a
+ *               positive errno.
+ *   EIO         setup returned a value below -4095.
+ *   EEXIST      O_EXCL and the name exists (nothing set up).
  *   EOPNOTSUPP  the parent is shared and the filesystem or an LSM refuses
  *               the rename that publishes (NFS, 9p, many FUSE servers;
  *               Landlock without REFER), natively too; with
@@ -375,6 +392,8 @@ typedef int (*ocdir_setup_fn)(int fd, const char *path, unsigned int flags,
  *               and only then, one empty 0700 directory of the caller's
  *               (".ocdir-stage.*") may remain in the shared parent, where
  *               whoever raced the call moved it.
+ *   (rename)    the other errors of renameat2(2) from the publishing
+ *               rename (EACCES, ENOSPC, EMLINK, EDQUOT, ...).
  * Otherwise nothing is left behind on failure. Since 1.2.0.
  */
 int ocdir_openat2_setup(int dirfd, const char *path, const struct ocdir_how *how,
@@ -428,7 +447,9 @@ struct ocdir_prepared;
  *            (see ocdir_openat); or no fchmodat2(2) and no usable /proc.
  *   EAGAIN   someone kept replacing the staging directory.
  *   EINVAL   as ocdir_openat2; also how->flags outside the set above.
- *   EFAULT   prepared or how is NULL.
+ *   E2BIG    as ocdir_openat2.
+ *   ENOTDIR  write access or O_TRUNC (checked first, as for every call).
+ *   EFAULT   prepared, how or path is NULL.
  *   and the common errors above.
  * On failure nothing is left behind and *prepared is not touched.
  */
@@ -447,6 +468,7 @@ int ocdir_prepare(int dirfd, const char *path, const struct ocdir_how *how,
  *   ENOENT   the staged directory was removed or renamed by someone else
  *            (possible only for root or the owner).
  *   EFAULT   prepared is NULL.
+ *   EMFILE, ENFILE  no descriptor for a look at the staged directory.
  *   and the errors of rename(2).
  */
 int ocdir_publish(struct ocdir_prepared *prepared);
@@ -471,6 +493,8 @@ int ocdir_publish(struct ocdir_prepared *prepared);
  *            out of the parent (it is empty and stays where they put it;
  *            moved to another name in the parent, it is found by its inode
  *            and removed); `prepared` is freed.
+ *   the errors of rmdir(2)  the tree is gone but the empty staging
+ *            directory could not be removed; it stays, `prepared` is freed.
  * A NULL prepared returns 0.
  */
 int ocdir_discard(struct ocdir_prepared *prepared);

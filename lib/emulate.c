@@ -579,15 +579,20 @@ again:
  * Rule 10: a pre-existing directory in a sticky, world- or group-writable
  * parent opens only for the parent's owner's or the caller's directories.
  */
+int oc_sticky_denied(const struct stat *parent, const struct stat *dir)
+{
+	if (!(parent->st_mode & S_ISVTX) || !(parent->st_mode & (S_IWOTH | S_IWGRP)))
+		return 0;
+	return dir->st_uid != parent->st_uid && dir->st_uid != oc_fsuid();
+}
+
 static int sticky_denied(int parentfd, int fd)
 {
 	struct stat p, d;
 
 	if (fstat(parentfd, &p) < 0 || fstat(fd, &d) < 0)
 		return 0;
-	if (!(p.st_mode & S_ISVTX) || !(p.st_mode & (S_IWOTH | S_IWGRP)))
-		return 0;
-	return d.st_uid != p.st_uid && d.st_uid != oc_fsuid();
+	return oc_sticky_denied(&p, &d);
 }
 
 static char *join_link(const char *parent, const char *target)

@@ -92,6 +92,7 @@ int oc_stage_remove(int parentfd, int stagefd, const char *stagename);
 int oc_mkdir_open(int dirfd, const char *name, mode_t mode, int oflags,
 		  mode_t *keep_lent, int trusted);
 int oc_same_inode(const struct stat *a, const struct stat *b);
+int oc_sticky_denied(const struct stat *parent, const struct stat *dir);
 int oc_parent_is_private(const struct stat *parent);
 int oc_stage_gone(int stagefd);
 int oc_create_weak(int parentfd, const char *last, const struct oc_req *req,

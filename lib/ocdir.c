@@ -310,6 +310,34 @@ static int add_owner_wx(int fd)
 }
 
 /*
+ * Rule 10 for an existing level that mkpath passes through. mkpath would
+ * have made it had it been absent, so it is "created or opened" as the
+ * leaf is: another user's directory in a sticky, world- or group-writable
+ * parent is refused there as at the leaf (-EACCES), else a directory
+ * planted in /tmp, and anything planted inside it, would be accepted one
+ * level up from the leaf. The level's parent is the one its ".." shows
+ * (where a symlink led, across a mount); the walk's own start (startfd,
+ * AT_FDCWD for the working directory) is the caller's choice and is never
+ * refused. Returns 0 or -errno.
+ */
+static int level_sticky_check(int fd, int startfd)
+{
+	struct stat d, p, s;
+
+	if (fstat(fd, &d) < 0)
+		return -errno;
+	if (d.st_uid == oc_fsuid())
+		return 0;	/* the common case: one fstat */
+	if (fstatat(fd, "..", &p, 0) < 0)
+		return -errno;	/* no search permission in it: so would the next step */
+	if (!oc_sticky_denied(&p, &d))
+		return 0;
+	if (fstatat(startfd, "", &s, AT_EMPTY_PATH) == 0 && oc_same_inode(&s, &d))
+		return 0;
+	return -EACCES;
+}
+
+/*
  * Hand an intermediate level this call made to the caller's setup, with
  * the part of the caller's path that names it (the component copy has the
  * path's offsets).
@@ -396,7 +424,9 @@ static int mkpath(int dirfd, const char *path, const struct oc_req *leafreq,
 		if (strcmp(p, "."))
 			lv[ncomp++] = (struct level){ .name = p };
 	if (!ncomp) {	/* ".", "/", "./" ...: the existing start */
-		fd = oc_create_or_open_path(dirfd, path, leafreq, &made);
+		/* by a short name: unscoped, path may be longer than PATH_MAX */
+		fd = oc_create_or_open_path(dirfd, path[0] == '/' ? "/" : ".",
+					    leafreq, &made);
 		if (fd >= 0 && leaf_created)
 			*leaf_created = made;
 		goto out;
@@ -448,6 +478,15 @@ static int mkpath(int dirfd, const char *path, const struct oc_req *leafreq,
 			if (req == &midreq)
 				fd = oc_scoped_open(at, name, O_PATH | O_DIRECTORY | O_CLOEXEC,
 						    req->resolve);
+			/* Rule 10 as at the leaf ("..": an ancestor, already passed). */
+			if (fd >= 0 && strcmp(lv[i].name, "..")) {
+				r = level_sticky_check(fd, scoped ? dirfd : startfd);
+				if (r < 0) {
+					close(fd);
+					fd = r;
+					goto fail;
+				}
+			}
 			if (fd == -ENOENT)
 				fd = oc_create_or_open_path(at, name, req, &made);
 		}

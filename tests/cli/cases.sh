@@ -258,6 +258,39 @@ else
 	echo "SKIP: $LABEL-chown refused: needs root and setpriv to become nobody"
 fi
 
+# ---- the sticky-directory rule, at the leaf and at every level of -p ----
+# Another user's directory in a sticky, world-writable parent (as in /tmp)
+# is refused wherever ocdir would have made it had it been absent: the
+# operand, and with -p every level (else planting st/x and st/x/s would
+# hand `ocdir -p st/x/s` the planted s). Refused for root too.
+fresh
+if [[ $(id -u) -eq 0 ]]; then
+	sticky_msg="exists in a sticky directory that others can write to, and belongs neither to you nor to that directory's owner (someone else may have put it there)"
+	mkdir -m 1777 st && mkdir st/x st/x/s st/own && chown 65534:65534 st/x st/x/s
+	expect_clean "sticky rule: the operand" 1 \
+		"ocdir: cannot open directory 'st/x': refused: it $sticky_msg" -- st/x
+	expect_clean "sticky rule: -p, the leaf" 1 \
+		"ocdir: cannot open directory 'st/x': refused: it $sticky_msg" -- -p st/x
+	expect_clean "sticky rule: -p, an intermediate level" 1 \
+		"ocdir: cannot create directory 'st/x/sub': refused: 'st/x' $sticky_msg" -- -p st/x/sub
+	expect_clean "sticky rule: -p, planted two levels deep" 1 \
+		"ocdir: cannot create directory 'st/x/s': refused: 'st/x' $sticky_msg" -- -p st/x/s
+	expect_clean "sticky rule: -pv -m, an intermediate level" 1 \
+		"ocdir: cannot create directory 'st/x/sub/leaf': refused: 'st/x' $sticky_msg" -- -pv -m 700 st/x/sub/leaf
+	expect_clean "sticky rule: -p --beneath, an intermediate level" 1 \
+		"ocdir: cannot create directory 'x/sub': refused: 'x' $sticky_msg" -- --beneath st -p x/sub
+	expect "sticky rule: -p through the caller's own level" 0 "" "" -- -p st/own/sub
+	check "... st/own/sub made" test -d st/own/sub
+	# Without -p only the operand is created-or-opened: st/x is walked, as by open(2).
+	expect "sticky rule: without -p a walked level is not the operand" 0 "" "" -- st/x/one
+	check "... st/x/one made" test -d st/x/one
+	# Starting inside (cd, --beneath ROOT) is the caller's choice of directory.
+	expect "sticky rule: --beneath the planted directory" 0 "" "" -- --beneath st/x -p two/three
+	check "... st/x/two/three made" test -d st/x/two/three
+else
+	echo "SKIP: $LABEL-sticky rule: needs root to make another user's directory"
+fi
+
 # ---- --publish ----
 fresh
 expect "--publish a new directory" 0 "ocdir: created directory 'pub'" "" -- -v --publish pub

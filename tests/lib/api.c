@@ -249,6 +249,16 @@ static void test_mkpath_long(int dfd)
 		"fd %d errno %s", fd, t_errname(errno));
 	if (fd >= 0)
 		close(fd);
+	/* only "." and "/" (the start itself), longer than PATH_MAX */
+	for (i = 0; i + 2 < n * len; i += 2)
+		memcpy(path + i, "./", 2);
+	path[i] = '\0';
+	how.resolve = 0;
+	fd = ocdir_mkpath(dfd, path, &how, sizeof(how), &made);
+	T_CHECK(N("mkpath-dots-over-path-max"), fd >= 0 && !made && same_inode(fd, dfd, "."),
+		"fd %d made %d errno %s", fd, made, t_errname(errno));
+	if (fd >= 0)
+		close(fd);
 	free(path);
 }
 
@@ -503,6 +513,111 @@ static void test_mkpath(int dfd)
 	if (fd >= 0)
 		close(fd);
 	T_CHECK(N("mkpath-no-stage-left"), !stage_left(dfd), "staging directory left");
+}
+
+/*
+ * Rule 10 at every level ocdir_mkpath creates-or-opens: a directory of
+ * another user, planted in a sticky world-writable parent, is refused
+ * (EACCES) as the leaf and as an intermediate alike, even for root: the
+ * call would have made it there had it been absent. Planting "x" and
+ * "x/s" must not get a caller of mkpath("stk/x/s") onto the attacker's
+ * "s". ocdir_openat2 walks its intermediates as any open does (only the
+ * last component is created-or-opened), and a walk that starts inside
+ * the planted directory accepts it as the caller's choice.
+ */
+static int sticky_setup_fn(int fd, const char *path, unsigned int flags, void *arg)
+{
+	(void)fd, (void)path, (void)flags, (void)arg;
+	return 0;
+}
+
+static void test_mkpath_sticky_levels(int dfd)
+{
+	/* "weak" (no RENAME_NOREPLACE) would refuse the shared parents: allowed */
+	const uint64_t w = OCDIR_ALLOW_WEAK_EMULATION;
+	struct ocdir_how how = { .mode = 0755, .options = w };
+	struct ocdir_how path_how = { .flags = O_PATH, .mode = 0755, .options = w };
+	struct ocdir_how beneath = { .mode = 0755, .resolve = OCDIR_RESOLVE_BENEATH, .options = w };
+	int fd, xfd, made;
+
+	if (geteuid() != 0) {
+		t_skip(N("mkpath-sticky-levels"), "needs root to plant another user's directory");
+		return;
+	}
+	if (mkdirat(dfd, "stk", 0) < 0 || fchmodat(dfd, "stk", 01777, 0) < 0 ||
+	    mkdirat(dfd, "stk/x", 0755) < 0 || mkdirat(dfd, "stk/x/s", 0755) < 0 ||
+	    fchownat(dfd, "stk/x", 65534, 65534, 0) < 0 ||
+	    fchownat(dfd, "stk/x/s", 65534, 65534, 0) < 0 ||
+	    mkdirat(dfd, "stk/own", 0755) < 0 ||
+	    mkdirat(dfd, "stk2", 0) < 0 || fchmodat(dfd, "stk2", 01777, 0) < 0 ||
+	    mkdirat(dfd, "stk2/y", 0755) < 0 ||
+	    fchownat(dfd, "stk2", 65534, 65534, 0) < 0 ||
+	    fchownat(dfd, "stk2/y", 65534, 65534, 0) < 0) {
+		t_fail(N("mkpath-sticky-setup"), "%s", strerror(errno));
+		return;
+	}
+	errno = 0;
+	fd = ocdir_mkpath(dfd, "stk/x", &how, sizeof(how), &made);
+	T_CHECK(N("mkpath-sticky-leaf-eacces"), fd == -1 && errno == EACCES,
+		"fd %d errno %s", fd, t_errname(errno));
+	if (fd >= 0)
+		close(fd);
+	errno = 0;
+	fd = ocdir_mkpath(dfd, "stk/x/new", &how, sizeof(how), &made);
+	T_CHECK(N("mkpath-sticky-intermediate-eacces"), fd == -1 && errno == EACCES &&
+		!exists(dfd, "stk/x/new"), "fd %d errno %s", fd, t_errname(errno));
+	if (fd >= 0)
+		close(fd);
+	errno = 0;
+	fd = ocdir_mkpath(dfd, "stk/x/s", &how, sizeof(how), &made);
+	T_CHECK(N("mkpath-sticky-planted-two-levels-eacces"), fd == -1 && errno == EACCES,
+		"fd %d errno %s", fd, t_errname(errno));
+	if (fd >= 0)
+		close(fd);
+	errno = 0;
+	fd = ocdir_mkpath(dfd, "stk/x/new", &path_how, sizeof(path_how), &made);
+	T_CHECK(N("mkpath-o-path-sticky-intermediate-eacces"), fd == -1 && errno == EACCES &&
+		!exists(dfd, "stk/x/new"), "fd %d errno %s", fd, t_errname(errno));
+	if (fd >= 0)
+		close(fd);
+	errno = 0;
+	fd = ocdir_mkpath_setup(dfd, "stk/x/new", &how, sizeof(how), sticky_setup_fn, NULL,
+				&made);
+	T_CHECK(N("mkpath-setup-sticky-intermediate-eacces"), fd == -1 && errno == EACCES &&
+		!exists(dfd, "stk/x/new"), "fd %d errno %s", fd, t_errname(errno));
+	if (fd >= 0)
+		close(fd);
+	errno = 0;
+	fd = ocdir_mkpath(dfd, "stk/x/new", &beneath, sizeof(beneath), &made);
+	T_CHECK(N("mkpath-beneath-sticky-intermediate-eacces"), fd == -1 && errno == EACCES &&
+		!exists(dfd, "stk/x/new"), "fd %d errno %s", fd, t_errname(errno));
+	if (fd >= 0)
+		close(fd);
+	/* The caller's own level and the sticky parent owner's level pass. */
+	fd = ocdir_mkpath(dfd, "stk/own/new", &how, sizeof(how), &made);
+	T_CHECK(N("mkpath-sticky-own-intermediate"), fd >= 0 && made == 1,
+		"fd %d errno %s", fd, t_errname(errno));
+	if (fd >= 0)
+		close(fd);
+	fd = ocdir_mkpath(dfd, "stk2/y/new", &how, sizeof(how), &made);
+	T_CHECK(N("mkpath-sticky-parent-owners-intermediate"), fd >= 0 && made == 1,
+		"fd %d errno %s", fd, t_errname(errno));
+	if (fd >= 0)
+		close(fd);
+	/* Not a mkpath level: ocdir_openat2's walk, and a walk started inside. */
+	fd = ocdir_openat2(dfd, "stk/x/o2", &how, sizeof(how), &made);
+	T_CHECK(N("openat2-sticky-intermediate-walked"), fd >= 0 && made == 1,
+		"fd %d errno %s", fd, t_errname(errno));
+	if (fd >= 0)
+		close(fd);
+	xfd = openat(dfd, "stk/x", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	fd = xfd < 0 ? -1 : ocdir_mkpath(xfd, "m2/m3", &how, sizeof(how), &made);
+	T_CHECK(N("mkpath-starts-in-planted-dir"), fd >= 0 && made == 1,
+		"fd %d errno %s", fd, t_errname(errno));
+	if (fd >= 0)
+		close(fd);
+	if (xfd >= 0)
+		close(xfd);
 }
 
 /* ---- ocdir_openat2_setup / ocdir_mkpath_setup ---- */
@@ -1088,6 +1203,7 @@ static int run_mode(const char *name, const char *dir)
 	test_path_by_parent(dfd, !strcmp(name, "weak"));
 	test_mkpath(dfd);
 	test_mkpath_long(dfd);
+	test_mkpath_sticky_levels(dfd);
 	test_unreadable_existing(dfd);
 	test_setup(dfd, !strcmp(name, "weak"));
 	test_prepare(dfd);
