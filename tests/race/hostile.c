@@ -2072,8 +2072,11 @@ static int run_apply(const struct attack *at, struct result *res)
 			if (res->escapes == 1)
 				note(res, "the link's target became %o, owner %u",
 				     (unsigned int)(st.st_mode & 07777), (unsigned int)st.st_uid);
-			chown(bait, orig.st_uid, orig.st_gid);
-			chmod(bait, orig.st_mode & 07777);
+			/* put the bait back for the next round; a failure shows as
+			 * another escape there */
+			if (chown(bait, orig.st_uid, orig.st_gid) != 0 ||
+			    chmod(bait, orig.st_mode & 07777) != 0)
+				note(res, "cannot restore %s: %s", bait, strerror(errno));
 		}
 	}
 	res->hits = res->escapes;
