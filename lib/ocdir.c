@@ -553,19 +553,6 @@ out:
 	return fd;
 }
 
-OC_EXPORT int ocdir_mkpath(int dirfd, const char *path,
-			   const struct ocdir_how *how, size_t size,
-			   int *leaf_created)
-{
-	struct oc_req req;
-	int r;
-
-	r = oc_check_how(path, how, size, OC_HOW_OPENAT2 | OC_HOW_PATH_OK, &req);
-	if (r)
-		return oc_result(r);
-	return oc_result(mkpath(dirfd, path, &req, NULL, NULL, leaf_created));
-}
-
 OC_EXPORT int ocdir_mkpath_setup(int dirfd, const char *path,
 				 const struct ocdir_how *how, size_t size,
 				 ocdir_setup_fn setup, void *arg,
@@ -578,4 +565,13 @@ OC_EXPORT int ocdir_mkpath_setup(int dirfd, const char *path,
 	if (r)
 		return oc_result(r);
 	return oc_result(mkpath(dirfd, path, &req, setup, arg, leaf_created));
+}
+
+/* ocdir_mkpath_setup without a setup step: one body for both. */
+OC_EXPORT int ocdir_mkpath(int dirfd, const char *path,
+			   const struct ocdir_how *how, size_t size,
+			   int *leaf_created)
+{
+	return ocdir_mkpath_setup(dirfd, path, how, size, NULL, NULL,
+				  leaf_created);
 }
