@@ -77,9 +77,10 @@ extern "C" {
  *     renamed onto the name with RENAME_NOREPLACE.
  * Where the staging design cannot run in a shared parent -- the filesystem
  * refuses RENAME_NOREPLACE (NFS, 9p, many FUSE servers), an LSM refuses the
- * rename (Landlock without LANDLOCK_ACCESS_FS_REFER), or the staging
- * directory would lose the setgid bit the new directory must inherit -- the
- * call fails with EOPNOTSUPP and creates nothing. With this option it falls
+ * rename (Landlock without LANDLOCK_ACCESS_FS_REFER), the staging
+ * directory would lose the setgid bit the new directory must inherit, or
+ * the server keeps group or other permission bits on it that its mode did
+ * not ask for -- the call fails with EOPNOTSUPP and creates nothing. With this option it falls
  * back to mkdirat + openat(O_NOFOLLOW) in the shared parent instead, which
  * gives up one guarantee: someone who can write to the parent can swap the
  * new name for another directory of the caller's between the two calls,
@@ -206,8 +207,10 @@ struct ocdir_how {
  *            creating there cannot run: the filesystem refuses
  *            renameat2(RENAME_NOREPLACE) (NFS, 9p, many FUSE servers), an
  *            LSM refuses the rename (Landlock without
- *            LANDLOCK_ACCESS_FS_REFER), or the staging directory would
- *            lose the setgid bit the new directory inherits. Nothing is
+ *            LANDLOCK_ACCESS_FS_REFER), the staging directory would
+ *            lose the setgid bit the new directory inherits, or the server
+ *            will not let it be private (group or other bits it added and
+ *            keeps through a chmod). Nothing is
  *            created. Also where a directory's mode must be changed
  *            through an O_PATH descriptor and the kernel has neither
  *            fchmodat2(2) (6.6) nor a usable /proc.

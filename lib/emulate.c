@@ -149,16 +149,18 @@ static int owned_by_caller(int dirfd, const struct stat *st)
  * another directory at the name in between, so it is judged by identity,
  * not by ownership alone: the name still leads to it, it is empty (a
  * filesystem that does not count links says 1), it has no permission bit
- * beyond the 0700 it was made with (the umask and a default ACL only take
- * bits away; with an ACL the group bits are its mask), and its owner is
- * the one this filesystem shows for what we create.
+ * beyond the 0700 it was made with and the group and other bits in
+ * `server_bits` (the umask and a default ACL only take bits away; with an
+ * ACL the group bits are its mask), and its owner is the one this
+ * filesystem shows for what we create.
  */
-static int stage_is_ours(int parentfd, const char *name, int fd, struct stat *st)
+static int stage_is_ours(int parentfd, const char *name, int fd, struct stat *st,
+			 mode_t server_bits)
 {
 	struct stat byname;
 
 	if (fstat(fd, st) < 0 || !S_ISDIR(st->st_mode) || st->st_nlink > 2 ||
-	    (st->st_mode & (S_IRWXG | S_IRWXO | S_ISUID | S_ISVTX)))
+	    (st->st_mode & ~server_bits & (S_IRWXG | S_IRWXO | S_ISUID | S_ISVTX)))
 		return 0;
 	if (fstatat(parentfd, name, &byname, AT_SYMLINK_NOFOLLOW) < 0 ||
 	    !oc_same_inode(st, &byname))
@@ -167,22 +169,59 @@ static int stage_is_ours(int parentfd, const char *name, int fd, struct stat *st
 }
 
 /*
+ * The group and other permission bits this filesystem gives a directory
+ * made with mode 0700 in parentfd, or 0. A server may add bits the request
+ * did not ask for (an SMB server through an ACL the parent passes on):
+ * then our staging directory has them too, and only bits that a directory
+ * of ours made there for this look also has are taken as the server's.
+ * The look is an empty directory of a random name, opened and checked to
+ * be ours before it is removed, and removed only while the name still
+ * leads to it.
+ */
+static mode_t server_added_bits(int parentfd)
+{
+	struct stat st, byname;
+	mode_t bits = 0;
+	char name[64];
+	int fd;
+
+	oc_random_name(name, sizeof(name), ".ocdir-mode");
+	if (mkdirat(parentfd, name, 0700) < 0)
+		return 0;
+	fd = oc_openat(parentfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) == 0 && st.st_nlink <= 2 && owned_by_caller(parentfd, &st) &&
+	    fstatat(parentfd, name, &byname, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    oc_same_inode(&st, &byname)) {
+		bits = st.st_mode & (S_IRWXG | S_IRWXO);
+		unlinkat(parentfd, name, AT_REMOVEDIR);
+	}
+	close(fd);
+	return bits;
+}
+
+/*
  * Make the private staging directory in parentfd and open it. A directory
  * that is not provably ours (see stage_is_ours()) is left alone, never
  * changed, and the name looked at again. Ours is made 0700 through its
- * descriptor if the umask took owner bits away; *lost_setgid says whether
- * that chmod (by a caller outside the directory's group) cleared the
- * setgid bit it inherited from the parent, which only our own chmod can do;
- * *made_mode is its mode as mkdirat made it (0700 less the umask or what a
- * default ACL allows the owner), which a new directory in it also gets.
+ * descriptor if the umask took owner bits away or the server added group
+ * or other bits; *unusable says why staging cannot run with it (the
+ * caller removes it): OC_STAGE_LOST_SETGID, that chmod (by a caller
+ * outside the directory's group) cleared the setgid bit it inherited from
+ * the parent, which only our own chmod can do; OC_STAGE_NOT_PRIVATE, the
+ * server kept bits that let others in. *made_mode is its mode as mkdirat
+ * made it (0700 less the umask or what a default ACL allows the owner),
+ * which a new directory in it also gets.
  */
 int oc_stage_create(int parentfd, int *stagefd, char *name, size_t size,
-		    int *lost_setgid, mode_t *made_mode)
+		    int *unusable, mode_t *made_mode)
 {
+	mode_t server_bits = 0;
 	struct stat st;
-	int i, fd, r, made = 0;
+	int i, fd, r, had_setgid, made = 0;
 
-	*lost_setgid = 0;
+	*unusable = 0;
 	for (i = 0; i < OC_RACE_RETRIES; i++) {
 		/*
 		 * After a look that found something else at our name, look at
@@ -211,20 +250,32 @@ int oc_stage_create(int parentfd, int *stagefd, char *name, size_t size,
 			unlinkat(parentfd, name, AT_REMOVEDIR);
 			return fd;
 		}
-		if (!stage_is_ours(parentfd, name, fd, &st)) {
-			close(fd);
-			continue;
+		if (!stage_is_ours(parentfd, name, fd, &st, server_bits)) {
+			/*
+			 * Bits our own 0700 did not ask for: the server's doing
+			 * if a directory made for the look gets them too.
+			 */
+			if (!server_bits && S_ISDIR(st.st_mode) &&
+			    (st.st_mode & (S_IRWXG | S_IRWXO)))
+				server_bits = server_added_bits(parentfd);
+			if (!server_bits ||
+			    !stage_is_ours(parentfd, name, fd, &st, server_bits)) {
+				close(fd);
+				continue;
+			}
 		}
 		*made_mode = st.st_mode & 07777;
 		if ((st.st_mode & 0777) != 0700) {
+			had_setgid = st.st_mode & S_ISGID;
 			r = oc_chmod_fd(fd, 0700 | (st.st_mode & S_ISGID));
 			if (r < 0) {
 				oc_stage_remove(parentfd, fd, name);
 				return r;
 			}
-			if (st.st_mode & S_ISGID) {
-				*lost_setgid = fstat(fd, &st) < 0 || !(st.st_mode & S_ISGID);
-			}
+			if (fstat(fd, &st) < 0 || (st.st_mode & (S_IRWXG | S_IRWXO)))
+				*unusable = OC_STAGE_NOT_PRIVATE;
+			else if (had_setgid && !(st.st_mode & S_ISGID))
+				*unusable = OC_STAGE_LOST_SETGID;
 		}
 		*stagefd = fd;
 		return 0;
@@ -514,21 +565,24 @@ static int create_staged(int parentfd, const char *last, const struct oc_req *re
 			 int oflags)
 {
 	char stagename[64];
-	int stagefd, fd, r, lost_setgid, tries = 0;
+	int stagefd, fd, r, unusable, tries = 0;
 	struct stat st;
 	mode_t lent, made;
 
 again:
 	r = oc_stage_create(parentfd, &stagefd, stagename, sizeof(stagename),
-			    &lost_setgid, &made);
+			    &unusable, &made);
 	if (r)
 		return r;
 	/*
 	 * Making the staging directory usable took a chmod that cleared the
-	 * setgid bit the new directory must inherit from the parent.
+	 * setgid bit the new directory must inherit from the parent, or the
+	 * server would not let it be private.
 	 */
-	if (lost_setgid) {
+	if (unusable) {
 		oc_stage_remove(parentfd, stagefd, stagename);
+		if (unusable == OC_STAGE_NOT_PRIVATE)
+			return oc_create_weak(parentfd, last, req, oflags);
 		return setgid_lost(parentfd, last, req, oflags, req->mode & made);
 	}
 	fd = oc_mkdir_open(stagefd, last, req->mode, oflags, &lent, 1);

@@ -86,8 +86,10 @@ int oc_emulate(int dirfd, const char *path, const struct oc_req *req,
 int oc_split_path(const char *path, char **parent, char **last);
 int oc_is_dot_name(const char *last);
 void oc_random_name(char *buf, size_t size, const char *prefix);
+#define OC_STAGE_LOST_SETGID 1	/* oc_stage_create's *unusable */
+#define OC_STAGE_NOT_PRIVATE 2
 int oc_stage_create(int parentfd, int *stagefd, char *stagename, size_t size,
-		    int *lost_setgid, mode_t *made_mode);
+		    int *unusable, mode_t *made_mode);
 int oc_stage_remove(int parentfd, int stagefd, const char *stagename);
 int oc_mkdir_open(int dirfd, const char *name, mode_t mode, int oflags,
 		  mode_t *keep_lent, int trusted);

@@ -45,7 +45,7 @@ static void prepared_free(struct ocdir_prepared *p)
  */
 static int prepare_at(struct ocdir_prepared *p, const struct oc_req *req)
 {
-	int fd, r, lost_setgid, tries = 0;
+	int fd, r, unusable, tries = 0;
 	struct stat st;
 	mode_t made;
 
@@ -58,15 +58,15 @@ static int prepare_at(struct ocdir_prepared *p, const struct oc_req *req)
 		return -errno;
 again:
 	r = oc_stage_create(p->parentfd, &p->stagefd, p->stagename,
-			    sizeof(p->stagename), &lost_setgid, &made);
+			    sizeof(p->stagename), &unusable, &made);
 	if (r)
 		return r;
 	/*
 	 * The staging directory cannot pass on the parent's setgid bit (our
 	 * chmod cleared it): publishing would show a directory mkdir(2)
-	 * would not have made.
+	 * would not have made. Or the server would not let it be private.
 	 */
-	if (lost_setgid) {
+	if (unusable) {
 		oc_stage_remove(p->parentfd, p->stagefd, p->stagename);
 		return -EOPNOTSUPP;
 	}
