@@ -76,7 +76,7 @@ KERNELS := stock-7.3 patched-7.3 legacy debug-7.3
 LTS_KERNELS := stock patched debug
 LTS_SUITES := 10-harness 20-openat2 30-kernel-selftests 50-library-guest 90-fuzz
 
-.PHONY: all deps kernels check check-host check-lts check-series run clean
+.PHONY: all deps kernels check check-host check-lts check-debug check-series run clean
 all:
 
 deps:
@@ -113,6 +113,13 @@ check-lts: deps
 	$(Q)$(MAKE) --no-print-directory OCDIR_WERROR=1 all
 	$(Q)tests/run --kernels "$(LTS_KERNELS)" $(LTS_SUITES); a=$$?; \
 		vm/demo --lts; b=$$?; [ $$a -eq 0 ] && [ $$b -eq 0 ]
+
+# The debug 7.3 kernel (lockdep, KASAN) on every mount the patched one is
+# tested on, the guest's NFS and SMB mounts included: the selftests and the
+# conformance table (raw, native). Longer than make check's CI budget.
+check-debug: deps
+	$(Q)$(MAKE) --no-print-directory OCDIR_WERROR=1 all
+	$(Q)OCDIR_DEBUG_ALL=1 tests/run --kernels debug-7.3 31-kernel-selftests-7.3 50-library-guest
 
 check-series: deps
 	$(Q)kernel/check-series; a=$$?; kernel/check-series --series kernel/patches-7.3; b=$$?; \
