@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -143,16 +144,20 @@ static int owned_by_caller(int dirfd, const struct stat *st)
 	return owner_shown(dirfd, &shown) == 0 && shown == st->st_uid;
 }
 
+/* What stage_is_ours() says of a directory. */
+enum { STAGE_NOT_OURS, STAGE_OURS, STAGE_EXTRA_BITS };
+
 /*
  * Is fd, just opened at `name` in parentfd, the staging directory our
  * mkdirat made there? Someone who can write to the parent may have put
  * another directory at the name in between, so it is judged by identity,
  * not by ownership alone: the name still leads to it, it is empty (a
- * filesystem that does not count links says 1), it has no permission bit
+ * filesystem that does not count links says 1), its owner is the one this
+ * filesystem shows for what we create, and it has no permission bit
  * beyond the 0700 it was made with and the group and other bits in
  * `server_bits` (the umask and a default ACL only take bits away; with an
- * ACL the group bits are its mask), and its owner is the one this
- * filesystem shows for what we create.
+ * ACL the group bits are its mask). STAGE_EXTRA_BITS: all of that but the
+ * last, group or other bits `server_bits` does not have.
  */
 static int stage_is_ours(int parentfd, const char *name, int fd, struct stat *st,
 			 mode_t server_bits)
@@ -160,12 +165,44 @@ static int stage_is_ours(int parentfd, const char *name, int fd, struct stat *st
 	struct stat byname;
 
 	if (fstat(fd, st) < 0 || !S_ISDIR(st->st_mode) || st->st_nlink > 2 ||
-	    (st->st_mode & ~server_bits & (S_IRWXG | S_IRWXO | S_ISUID | S_ISVTX)))
-		return 0;
+	    (st->st_mode & (S_ISUID | S_ISVTX)))
+		return STAGE_NOT_OURS;
 	if (fstatat(parentfd, name, &byname, AT_SYMLINK_NOFOLLOW) < 0 ||
-	    !oc_same_inode(st, &byname))
+	    !oc_same_inode(st, &byname) || !owned_by_caller(parentfd, st))
+		return STAGE_NOT_OURS;
+	if (st->st_mode & ~server_bits & (S_IRWXG | S_IRWXO))
+		return STAGE_EXTRA_BITS;
+	return STAGE_OURS;
+}
+
+/*
+ * Does a server (another machine, another process) decide the modes of
+ * what is made in dirfd? On a local filesystem mkdirat's mode is an upper
+ * bound: nothing adds bits to it.
+ */
+static int server_decides_modes(int dirfd)
+{
+	static const unsigned long remote[] = {
+		0x6969,		/* NFS */
+		0xfe534d42,	/* SMB2 (cifs) */
+		0xff534d42,	/* CIFS */
+		0x517b,		/* SMB */
+		0x65735546,	/* FUSE */
+		0x01021997,	/* 9P */
+		0x00c36400,	/* Ceph */
+		0x5346414f,	/* AFS (kAFS) */
+		0x6b414653,	/* AFS (OpenAFS) */
+		0x73757245,	/* Coda */
+	};
+	struct statfs sfs;
+	size_t i;
+
+	if (fstatfs(dirfd, &sfs) < 0)
 		return 0;
-	return owned_by_caller(parentfd, st);
+	for (i = 0; i < sizeof(remote) / sizeof(remote[0]); i++)
+		if ((unsigned long)sfs.f_type == remote[i])
+			return 1;
+	return 0;
 }
 
 /*
@@ -174,31 +211,63 @@ static int stage_is_ours(int parentfd, const char *name, int fd, struct stat *st
  * did not ask for (an SMB server through an ACL the parent passes on):
  * then our staging directory has them too, and only bits that a directory
  * of ours made there for this look also has are taken as the server's.
- * The look is an empty directory of a random name, opened and checked to
- * be ours before it is removed, and removed only while the name still
- * leads to it.
+ *
+ * Only where a server decides modes: elsewhere extra bits mean the
+ * directory is not one we just made. The look could be fooled like the
+ * staging directory: someone who can write the parent exchanges it with
+ * an old directory of ours that has such bits, which we would then take
+ * for the server's, accept such another one as our staging directory and
+ * chmod it. So the look must be new to prove anything: born (the
+ * server's birth time) no earlier than the parent's last change before we
+ * made it; *proven says whether it was. The look is an empty directory of
+ * a random name, removed at its name or, if a swapper moved it after we
+ * opened it, where a name in the parent leads to it (oc_stage_remove()).
+ * -EAGAIN: a swapper took it before it could be opened as ours, or out of
+ * the parent; it is left there.
  */
-static mode_t server_added_bits(int parentfd)
+static int server_added_bits(int parentfd, mode_t *bits, int *proven)
 {
+	struct statx before, look;
 	struct stat st, byname;
-	mode_t bits = 0;
 	char name[64];
 	int fd;
 
+	*bits = 0;
+	*proven = 0;
+	if (!server_decides_modes(parentfd) ||
+	    statx(parentfd, "", AT_EMPTY_PATH | AT_STATX_FORCE_SYNC, STATX_MTIME, &before) < 0 ||
+	    !(before.stx_mask & STATX_MTIME))
+		return 0;
 	oc_random_name(name, sizeof(name), ".ocdir-mode");
 	if (mkdirat(parentfd, name, 0700) < 0)
 		return 0;
 	fd = oc_openat(parentfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (fd == -ENOENT || fd == -ENOTDIR || fd == -ELOOP)
+		return -EAGAIN;
 	if (fd < 0)
 		return 0;
-	if (fstat(fd, &st) == 0 && st.st_nlink <= 2 && owned_by_caller(parentfd, &st) &&
-	    fstatat(parentfd, name, &byname, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    oc_same_inode(&st, &byname)) {
-		bits = st.st_mode & (S_IRWXG | S_IRWXO);
-		unlinkat(parentfd, name, AT_REMOVEDIR);
+	if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_nlink > 2 ||
+	    !owned_by_caller(parentfd, &st)) {
+		close(fd);	/* not ours to remove */
+		return -EAGAIN;
 	}
+	if (fstatat(parentfd, name, &byname, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !oc_same_inode(&st, &byname))	/* moved after the open */
+		return oc_stage_remove(parentfd, fd, name) == -ENOENT ? -EAGAIN : 0;
+	*bits = st.st_mode & (S_IRWXG | S_IRWXO);
+	*proven = statx(fd, "", AT_EMPTY_PATH | AT_STATX_FORCE_SYNC, STATX_BTIME, &look) == 0 &&
+		  (look.stx_mask & STATX_BTIME) &&
+		  (look.stx_btime.tv_sec > before.stx_mtime.tv_sec ||
+		   (look.stx_btime.tv_sec == before.stx_mtime.tv_sec &&
+		    look.stx_btime.tv_nsec >= before.stx_mtime.tv_nsec));
+	/*
+	 * As in rmdir_if_ours(), a swap just now can only cost an empty
+	 * directory; a look moved just now is looked for in the parent.
+	 */
+	if (unlinkat(parentfd, name, AT_REMOVEDIR) < 0)
+		return oc_stage_remove(parentfd, fd, name) == -ENOENT ? -EAGAIN : 0;
 	close(fd);
-	return bits;
+	return 0;
 }
 
 /*
@@ -219,7 +288,7 @@ int oc_stage_create(int parentfd, int *stagefd, char *name, size_t size,
 {
 	mode_t server_bits = 0;
 	struct stat st;
-	int i, fd, r, had_setgid, made = 0;
+	int i, fd, r, had_setgid, made = 0, looked = 0, proven = 0;
 
 	*unusable = 0;
 	for (i = 0; i < OC_RACE_RETRIES; i++) {
@@ -250,21 +319,41 @@ int oc_stage_create(int parentfd, int *stagefd, char *name, size_t size,
 			unlinkat(parentfd, name, AT_REMOVEDIR);
 			return fd;
 		}
-		if (!stage_is_ours(parentfd, name, fd, &st, server_bits)) {
-			/*
-			 * Bits our own 0700 did not ask for: the server's doing
-			 * if a directory made for the look gets them too.
-			 */
-			if (!server_bits && S_ISDIR(st.st_mode) &&
-			    (st.st_mode & (S_IRWXG | S_IRWXO)))
-				server_bits = server_added_bits(parentfd);
-			if (!server_bits ||
-			    !stage_is_ours(parentfd, name, fd, &st, server_bits)) {
-				close(fd);
-				continue;
+		r = stage_is_ours(parentfd, name, fd, &st, server_bits);
+		/*
+		 * Bits our own 0700 did not ask for: the server's doing if a
+		 * directory made for the look gets them too. One look a call:
+		 * a swapper that makes us look again gains nothing, and each
+		 * look is a directory it could keep.
+		 */
+		if (r == STAGE_EXTRA_BITS && !looked) {
+			looked = 1;
+			r = server_added_bits(parentfd, &server_bits, &proven);
+			if (r < 0) {
+				/*
+				 * The look was lost to a swapper, and so is this
+				 * call: the look is the one directory it leaves.
+				 */
+				oc_stage_remove(parentfd, fd, name);
+				return r;
 			}
+			r = stage_is_ours(parentfd, name, fd, &st, server_bits);
+		}
+		if (r != STAGE_OURS) {
+			close(fd);
+			continue;
 		}
 		*made_mode = st.st_mode & 07777;
+		/*
+		 * The server's bits, by all it shows, but a look that cannot
+		 * be told new (no birth time) proves nothing: no chmod, not
+		 * private. The caller removes it (where the name leads to it).
+		 */
+		if (server_bits && !proven) {
+			*unusable = OC_STAGE_NOT_PRIVATE;
+			*stagefd = fd;
+			return 0;
+		}
 		if ((st.st_mode & 0777) != 0700) {
 			had_setgid = st.st_mode & S_ISGID;
 			r = oc_chmod_fd(fd, 0700 | (st.st_mode & S_ISGID));

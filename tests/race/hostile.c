@@ -44,6 +44,25 @@
  *                   it was removed ("removed") or is not back at its name
  *                   after the round ("stranded"). Leftovers are allowed
  *                   only for calls that lost a race (EAGAIN, removed).
+ *  probe-move       stage-xchg, and each ".ocdir-mode.*" directory (the look
+ *                   at the bits a server adds, made when the name shows
+ *                   a directory with group or other bits, as the old one
+ *                   exchanged in does) is renamed to "atk-probe.N" in the
+ *                   arena. Hit: such a directory of the victim's left in
+ *                   the arena after the call ("probes"): the library
+ *                   knows the inode and the parent it is in.
+ *  probe-move-fuse  probe-move's renames on a bindfs mount that shows every
+ *                   directory with group and other read and search bits
+ *                   (--perms=g+rX,o+rX): each call makes the look, finds
+ *                   no birth time to prove it new and refuses (EOPNOTSUPP,
+ *                   "refused"). Hit: a look left in the arena ("probes").
+ *  probe-xchg       stage-xchg, and each ".ocdir-mode.*" directory is
+ *                   exchanged with a second old root-owned directory
+ *                   "old-dir2" (mode 0751) while the victim looks at it:
+ *                   the look must not take the old directory's group and
+ *                   other bits for the server's. Hits: the old directory
+ *                   changed ("escapes") or created=1 for it ("wrong"), and
+ *                   as in probe-move.
  *  owner-mismatch   finding 3. bindfs --force-user=4321 over a directory:
  *                   everything, the staging directory included, shows
  *                   another owner than the root victim. Hit: EAGAIN or any
@@ -126,7 +145,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -161,9 +182,13 @@
 #define TARGET		"target"
 #define LINK		"atk-link"
 #define OLD		"old-dir"
+#define OLD2		"old-dir2"
 #define ASIDE		"atk-aside"
 #define DEST		"dest"
 #define STAGE_PREFIX	".ocdir-stage."
+#define PROBE_PREFIX	".ocdir-mode."
+#define PROBE_ASIDE	"atk-probe."
+#define PROBE_HOLD_US	300
 #define OLD_MODE_STAGE	0751
 #define BAIT_MODE	0600
 #define MISMATCH_UID	4321
@@ -192,6 +217,9 @@ static const struct attack attacks[] = {
 	{ "chmod-bindfs", K_CHMOD, 1, 0, 1, 0 },
 	{ "setgid-toggle", K_SETGID, 0, 0, 0, 0 },
 	{ "stage-xchg", K_STAGE, 0, 0, 0, 0 },
+	{ "probe-move", K_STAGE, 0, 0, 0, 1 },
+	{ "probe-xchg", K_STAGE, 0, 0, 0, 2 },
+	{ "probe-move-fuse", K_STAGE, 1, 0, 0, 3 },
 	{ "owner-mismatch", K_OWNER, 1, 0, 0, 0 },
 	{ "owner-mismatch-weak", K_OWNER, 1, 0, 1, 0 },
 	{ "owner-mismatch-private", K_OWNER, 1, 0, 0, 1 },
@@ -217,6 +245,7 @@ struct result {
 	unsigned long excused;	/* leftovers of calls that said EAGAIN (stage-xchg) */
 	unsigned long enoent;	/* ENOENT with every component there (issue 26) */
 	unsigned long stage_left;	/* leftovers that are staging directories */
+	unsigned long probes;	/* probe-move: bit probes left in the arena */
 	unsigned long leftovers, refused, errors, moves, created, reported;
 	unsigned long inplace;	/* rounds whose directory was made at its name */
 	unsigned long errs[160];	/* failed victim calls by errno */
@@ -334,13 +363,18 @@ static int run_cmd(char *const argv[])
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
-static int bindfs_mount(const char *src, const char *mnt, const char *force_user)
+static int bindfs_mount(const char *src, const char *mnt, const char *force_user,
+			const char *perms)
 {
-	char fu[64], fg[64];
+	char fu[64], fg[64], pm[64];
 	char *argv[8];
 	int n = 0;
 
 	argv[n++] = "bindfs";
+	if (perms) {
+		snprintf(pm, sizeof(pm), "--perms=%s", perms);
+		argv[n++] = pm;
+	}
 	if (force_user) {
 		snprintf(fu, sizeof(fu), "--force-user=%s", force_user);
 		snprintf(fg, sizeof(fg), "--force-group=%s", force_user);
@@ -375,6 +409,7 @@ struct arena {
 	struct stat bait_st, old_st;
 	mode_t old_mode;
 	int flipped;		/* attacker: an exchange to undo at the pause */
+	cpu_set_t cpu;		/* probe-move: the one CPU victim and attacker share */
 };
 
 /*
@@ -391,13 +426,37 @@ static int make_old(struct arena *a)
 	a->oldfd = openat(a->arenafd, OLD, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (a->oldfd < 0)
 		return -1;
-	if (a->at->kind == K_SETUP) {
+	/*
+	 * probe-xchg: a file in it, so that a victim that took it for its
+	 * staging directory cannot rmdir it afterwards (which would hide the
+	 * mode it changed): an empty directory's link count, no less.
+	 */
+	if (a->at->kind == K_SETUP || (a->at->kind == K_STAGE && a->at->variant == 2)) {
 		fd = openat(a->oldfd, KEEP, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-		if (fd < 0 || close(fd) ||
-		    fchown(a->oldfd, PRIVATE_VICTIM, PRIVATE_VICTIM))
+		if (fd < 0 || close(fd))
 			return -1;
 	}
+	if (a->at->kind == K_SETUP && fchown(a->oldfd, PRIVATE_VICTIM, PRIVATE_VICTIM))
+		return -1;
 	return fstat(a->oldfd, &a->old_st);
+}
+
+/*
+ * probe-xchg's second old directory, root's, mode OLD_MODE_STAGE, made
+ * again whenever a round removed or changed it (the victim's look at the
+ * bits may rmdir what it finds at its name: this arena lets the attacker
+ * do that itself).
+ */
+static int make_old2(struct arena *a)
+{
+	struct stat st;
+
+	if (fstatat(a->arenafd, OLD2, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISDIR(st.st_mode) && (st.st_mode & 07777) == OLD_MODE_STAGE && st.st_uid == 0)
+		return 0;
+	rm_tree_at(a->arenafd, OLD2);
+	return mkdirat(a->arenafd, OLD2, OLD_MODE_STAGE) ||
+	       fchmodat(a->arenafd, OLD2, OLD_MODE_STAGE, 0);
 }
 
 static int arena_setup(struct arena *a, const struct attack *at, struct result *res)
@@ -419,7 +478,9 @@ static int arena_setup(struct arena *a, const struct attack *at, struct result *
 		snprintf(a->mnt, sizeof(a->mnt), "%s/mnt", a->base);
 		if (mkdir(a->src, 0777) || chmod(a->src, 0777) || mkdir(a->mnt, 0755))
 			return -errno;
-		if (bindfs_mount(a->src, a->mnt, NULL)) {
+		/* probe-move-fuse: a server that adds bits to everything */
+		if (bindfs_mount(a->src, a->mnt, NULL,
+				 at->kind == K_STAGE ? "g+rX,o+rX" : NULL)) {
 			snprintf(res->note, sizeof(res->note), "bindfs did not mount");
 			return 77;
 		}
@@ -455,6 +516,8 @@ static int arena_setup(struct arena *a, const struct attack *at, struct result *
 		if (make_old(a))
 			return -errno;
 	}
+	if (at->kind == K_STAGE && at->variant == 2 && make_old2(a))
+		return -errno;
 	set_fs(res, a->arenafd, "");
 	return 0;
 }
@@ -518,7 +581,17 @@ static int attack_move(void *arena, struct shared *sh, unsigned int g)
 		} u;
 		ssize_t len, off;
 		int moved = 0;
+		struct pollfd pfd = { a->inotify, POLLIN, 0 };
 
+		/*
+		 * probe-move runs SCHED_FIFO on the victim's one CPU: the
+		 * event's wakeup preempts the victim right after its mkdirat
+		 * (as a busy machine's scheduler may), and the exchange is
+		 * held asleep so that the victim runs into it (a spin would
+		 * hold the CPU the victim needs).
+		 */
+		if (a->at->variant && poll(&pfd, 1, 1) != 1)
+			return 0;
 		len = read(a->inotify, u.buf, sizeof(u.buf));
 		for (off = 0; len > 0 && off < len;) {
 			const struct inotify_event *ev =
@@ -526,7 +599,10 @@ static int attack_move(void *arena, struct shared *sh, unsigned int g)
 
 			if (ev->len && !strncmp(ev->name, STAGE_PREFIX, strlen(STAGE_PREFIX)) &&
 			    xchg(d, ev->name, OLD) == 0) {
-				dwell(sh, g, opt.dwell);
+				if (a->at->variant)	/* outlasts the probe's exchange */
+					usleep(3 * PROBE_HOLD_US);
+				else
+					dwell(sh, g, opt.dwell);
 				xchg(d, ev->name, OLD);
 				moved = 1;
 			}
@@ -629,6 +705,53 @@ static void *setgid_toggler(void *p)
 	return NULL;
 }
 
+/*
+ * probe-move, probe-xchg: a second thread of the attacker, so that a probe
+ * made while attack_move() holds an exchange is moved at once: each
+ * ".ocdir-mode.*" directory goes to "atk-probe.N" in the arena
+ * (probe-move) or is exchanged with OLD2 for a while (probe-xchg).
+ */
+static void *probe_mover(void *p)
+{
+	struct toggler *t = p;
+	union {
+		struct inotify_event ev;
+		char buf[4096];
+	} u;
+	unsigned long n = 0;
+	char aside[64];
+	ssize_t len, off;
+	int in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	struct pollfd pfd = { in, POLLIN, 0 };
+
+	if (in < 0 || inotify_add_watch(in, t->a->arena, IN_CREATE) < 0)
+		_exit(2);
+	while (atomic_load_explicit(&t->sh->gen, memory_order_acquire) != GEN_QUIT) {
+		if (poll(&pfd, 1, 10) != 1)
+			continue;
+		len = read(in, u.buf, sizeof(u.buf));
+		for (off = 0; len > 0 && off < len;) {
+			const struct inotify_event *ev =
+				(const struct inotify_event *)(u.buf + off);
+
+			if (!ev->len || strncmp(ev->name, PROBE_PREFIX, strlen(PROBE_PREFIX))) {
+				;
+			} else if (t->a->at->variant == 2) {
+				if (xchg(t->a->arenafd, ev->name, OLD2) == 0) {
+					usleep(PROBE_HOLD_US);
+					xchg(t->a->arenafd, ev->name, OLD2);
+				}
+			} else {
+				snprintf(aside, sizeof(aside), PROBE_ASIDE "%lu", n++);
+				renameat(t->a->arenafd, ev->name, t->a->arenafd, aside);
+			}
+			off += (ssize_t)(sizeof(*ev) + ev->len);
+		}
+	}
+	close(in);
+	return NULL;
+}
+
 /* chmod-xchg: an odd number of flips is undone before the pause. */
 static void unflip(void *arena)
 {
@@ -646,6 +769,14 @@ static void attacker(struct arena *a, struct shared *sh)
 	pthread_t th;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (a->at->kind == K_STAGE && a->at->variant) {
+		struct sched_param fifo = { .sched_priority = 1 };
+
+		/* before drop_to(): the threads inherit both */
+		if (sched_setaffinity(0, sizeof(a->cpu), &a->cpu) ||
+		    sched_setscheduler(0, SCHED_FIFO, &fifo))
+			_exit(2);
+	}
 	if (drop_to(opt.attacker))
 		_exit(2);
 	if (a->at->kind == K_STAGE || (a->at->kind == K_ENOENT && a->at->variant == 2)) {
@@ -654,6 +785,9 @@ static void attacker(struct arena *a, struct shared *sh)
 			_exit(2);
 	}
 	if (a->at->kind == K_SETGID && pthread_create(&th, NULL, setgid_toggler, &tg))
+		_exit(2);
+	if (a->at->kind == K_STAGE && a->at->variant &&
+	    pthread_create(&th, NULL, probe_mover, &tg))
 		_exit(2);
 	attacker_loop(sh, opt.burst, attack_move, unflip, a);
 	_exit(0);
@@ -735,7 +869,7 @@ static int arena_check(struct arena *a, struct result *res, int scan)
 			old_home = 0;
 		} else if (tampered(a->oldfd, &a->old_st)) {
 			res->escapes++;
-		} else if (a->at->kind == K_SETUP &&
+		} else if ((a->at->kind == K_SETUP || a->at->variant == 2) &&
 			   fstatat(a->oldfd, KEEP, &st, AT_SYMLINK_NOFOLLOW)) {
 			int fd = openat(a->oldfd, KEEP, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 
@@ -753,6 +887,8 @@ static int arena_check(struct arena *a, struct result *res, int scan)
 	}
 	if (a->at->kind == K_SETGID)
 		fchmod(a->arenafd, 02777);
+	if (a->at->kind == K_STAGE && a->at->variant == 2 && make_old2(a))
+		return -1;
 	if (unlinkat(a->arenafd, TARGET, AT_REMOVEDIR) && errno != ENOENT)
 		rm_tree_at(a->arenafd, TARGET);
 	if ((a->at->kind == K_CHMOD || a->at->kind == K_SETGID) &&
@@ -782,12 +918,16 @@ static int arena_check(struct arena *a, struct result *res, int scan)
 			}
 			continue;
 		}
+		if (is_name(de->d_name, OLD2) && a->at->kind == K_STAGE)
+			continue;
 		if (is_name(de->d_name, ASIDE)) {	/* attacker debris */
 			rm_tree_at(a->arenafd, de->d_name);
 			continue;
 		}
 		if (!strncmp(de->d_name, STAGE_PREFIX, strlen(STAGE_PREFIX)))
 			res->stage_left++;
+		if (!strncmp(de->d_name, PROBE_ASIDE, strlen(PROBE_ASIDE)))
+			res->probes++;
 		count_leftover(a->at->name, res, "left in the arena", de->d_name);
 		rm_tree_at(a->arenafd, de->d_name);
 	}
@@ -975,7 +1115,8 @@ static int run_race(const struct attack *at, struct result *res)
 	unsigned long r;
 	double start;
 	pid_t pid;
-	int rc;
+	int rc, pinned = 0;
+	cpu_set_t all_cpus;
 
 	rc = arena_setup(&a, at, res);
 	if (rc) {
@@ -992,6 +1133,15 @@ static int run_race(const struct attack *at, struct result *res)
 	if (a.vwatch >= 0 && inotify_add_watch(a.vwatch, a.arena, IN_CREATE) < 0) {
 		close(a.vwatch);
 		a.vwatch = -1;
+	}
+	if (at->kind == K_STAGE && at->variant) {
+		if (sched_getaffinity(0, sizeof(all_cpus), &all_cpus))
+			return 2;
+		CPU_ZERO(&a.cpu);
+		CPU_SET(sched_getcpu(), &a.cpu);
+		if (sched_setaffinity(0, sizeof(a.cpu), &a.cpu))
+			return 2;
+		pinned = 1;
 	}
 	pid = start_attacker(&a, &sh);
 	if (pid < 0)
@@ -1030,10 +1180,14 @@ static int run_race(const struct attack *at, struct result *res)
 	 * where the attacker's exchanges put it.
 	 */
 	if (a.at->kind == K_STAGE) {
-		unsigned long lost = res->errs[EAGAIN] + res->removed;
+		unsigned long lost = res->errs[EAGAIN] + res->removed, unexcused;
 
-		res->hits = res->escapes + res->wrong;
 		res->excused = res->leftovers < lost ? res->leftovers : lost;
+		unexcused = res->leftovers - res->excused;
+		res->hits = res->escapes + res->wrong;
+		/* probe-*: looks beyond the one directory a lost call may leave */
+		if (a.at->variant)
+			res->hits += res->probes < unexcused ? res->probes : unexcused;
 	}
 	/*
 	 * Issue 26: a call that lost its staging race and said EAGAIN may
@@ -1060,6 +1214,8 @@ static int run_race(const struct attack *at, struct result *res)
 	}
 	stop_attacker(sh, pid);
 	arena_teardown(&a);
+	if (pinned)
+		sched_setaffinity(0, sizeof(all_cpus), &all_cpus);
 	return 0;
 }
 
@@ -1270,7 +1426,7 @@ static int run_owner(const struct attack *at, struct result *res)
 		rm_tree(base);
 		return 2;
 	}
-	if (bindfs_mount(src, mnt, private ? "0" : "4321")) {
+	if (bindfs_mount(src, mnt, private ? "0" : "4321", NULL)) {
 		note(res, "bindfs did not mount (is it installed?)");
 		rm_tree(base);
 		return 77;
