@@ -80,7 +80,8 @@ extern "C" {
  * rename (Landlock without LANDLOCK_ACCESS_FS_REFER), the staging
  * directory would lose the setgid bit the new directory must inherit, or
  * the server keeps group or other permission bits on it that its mode did
- * not ask for -- the call fails with EOPNOTSUPP and creates nothing. With this option it falls
+ * not ask for (or adds them where no birth time proves whose they are)
+ * -- the call fails with EOPNOTSUPP and creates nothing. With this option it falls
  * back to mkdirat + openat(O_NOFOLLOW) in the shared parent instead, which
  * gives up one guarantee: someone who can write to the parent can swap the
  * new name for another directory of the caller's between the two calls,
