@@ -869,7 +869,8 @@ static int arena_check(struct arena *a, struct result *res, int scan)
 			old_home = 0;
 		} else if (tampered(a->oldfd, &a->old_st)) {
 			res->escapes++;
-		} else if ((a->at->kind == K_SETUP || a->at->variant == 2) &&
+		} else if ((a->at->kind == K_SETUP ||
+			    (a->at->kind == K_STAGE && a->at->variant == 2)) &&
 			   fstatat(a->oldfd, KEEP, &st, AT_SYMLINK_NOFOLLOW)) {
 			int fd = openat(a->oldfd, KEEP, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 
