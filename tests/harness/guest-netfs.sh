@@ -12,8 +12,8 @@ if [[ $st != ok ]]; then
 fi
 echo "PASS: netfs: the servers and the six mounts are up"
 rc=0
-for fs in nfs4:tmpfs/nfs:nfs4 nfs3:ext4:nfs smb:tmpfs/smb:cifs; do
-	IFS=: read -r name back type <<<"$fs"
+# vm/netfs-up's list: NAME, the export under $srv, the clients' type.
+while read -r name back type <&3; do
 	a=/mnt/$name b=/mnt/$name-b
 	if ! grep -q "^[^ ]* $a $type " /proc/mounts || ! grep -q "^[^ ]* $b $type " /proc/mounts; then
 		echo "FAIL: netfs $name: $a and $b are not both $type mounts"
@@ -34,5 +34,5 @@ for fs in nfs4:tmpfs/nfs:nfs4 nfs3:ext4:nfs smb:tmpfs/smb:cifs; do
 		rc=1
 	fi
 	rmdir "$a/$d"
-done
+done 3</run/ocdir/netfs/mounts
 exit $rc

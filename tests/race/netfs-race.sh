@@ -26,8 +26,9 @@ if [ "$st" != ok ]; then
 	exit 1
 fi
 rc=0
-for m in nfs4:tmpfs/nfs nfs3:ext4 smb:tmpfs/smb; do
-	fs=${m%%:*} d=race.$$
+# vm/netfs-up's list: NAME, the export under $srv, the clients' type.
+while read -r fs back _ <&3; do
+	d=race.$$
 	if ! mkdir "/mnt/$fs/$d" || ! chmod 0777 "/mnt/$fs/$d"; then
 		echo "FAIL: netfs race $fs: cannot make /mnt/$fs/$d"
 		rc=1
@@ -37,12 +38,12 @@ for m in nfs4:tmpfs/nfs nfs3:ext4 smb:tmpfs/smb; do
 		victim=${v%%:*} plant=${v#*:} extra=
 		[ "$victim" = naive ] && extra="-e -w 300000"
 		[ "$victim/$fs" = naive/nfs4 ] && extra="$extra -o"
-		"$bin" -a "/mnt/$fs-b/$d" -b "/mnt/$fs/$d" -s "$srv/${m#*:}/$d" \
+		"$bin" -a "/mnt/$fs-b/$d" -b "/mnt/$fs/$d" -s "$srv/$back/$d" \
 			-v "$victim" -p "$plant" -n "$rounds" -t "$secs" $extra \
 			-l "netfs $fs $victim $plant"
 		r=$?
 		[ $r -eq 0 ] || [ $r -eq 77 ] || rc=1
 	done
 	rm -rf "/mnt/$fs/$d"
-done
+done 3</run/ocdir/netfs/mounts
 exit $rc
