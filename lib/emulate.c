@@ -251,23 +251,25 @@ static int server_added_bits(int parentfd, mode_t *bits, int *proven)
 		close(fd);	/* not ours to remove */
 		return -EAGAIN;
 	}
-	if (fstatat(parentfd, name, &byname, AT_SYMLINK_NOFOLLOW) < 0 ||
-	    !oc_same_inode(&st, &byname))	/* moved after the open */
-		return oc_stage_remove(parentfd, fd, name) == -ENOENT ? -EAGAIN : 0;
-	*bits = st.st_mode & (S_IRWXG | S_IRWXO);
-	*proven = statx(fd, "", AT_EMPTY_PATH | AT_STATX_FORCE_SYNC, STATX_BTIME, &look) == 0 &&
-		  (look.stx_mask & STATX_BTIME) &&
-		  (look.stx_btime.tv_sec > before.stx_mtime.tv_sec ||
-		   (look.stx_btime.tv_sec == before.stx_mtime.tv_sec &&
-		    look.stx_btime.tv_nsec >= before.stx_mtime.tv_nsec));
-	/*
-	 * As in rmdir_if_ours(), a swap just now can only cost an empty
-	 * directory; a look moved just now is looked for in the parent.
-	 */
-	if (unlinkat(parentfd, name, AT_REMOVEDIR) < 0)
-		return oc_stage_remove(parentfd, fd, name) == -ENOENT ? -EAGAIN : 0;
-	close(fd);
-	return 0;
+	if (fstatat(parentfd, name, &byname, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    oc_same_inode(&st, &byname)) {
+		*bits = st.st_mode & (S_IRWXG | S_IRWXO);
+		*proven = statx(fd, "", AT_EMPTY_PATH | AT_STATX_FORCE_SYNC, STATX_BTIME,
+				&look) == 0 && (look.stx_mask & STATX_BTIME) &&
+			  (look.stx_btime.tv_sec > before.stx_mtime.tv_sec ||
+			   (look.stx_btime.tv_sec == before.stx_mtime.tv_sec &&
+			    look.stx_btime.tv_nsec >= before.stx_mtime.tv_nsec));
+		/*
+		 * As in rmdir_if_ours(), a swap just now can only cost an
+		 * empty directory.
+		 */
+		if (unlinkat(parentfd, name, AT_REMOVEDIR) == 0) {
+			close(fd);
+			return 0;
+		}
+	}
+	/* Moved after the open: looked for in the parent. */
+	return oc_stage_remove(parentfd, fd, name) == -ENOENT ? -EAGAIN : 0;
 }
 
 /*
