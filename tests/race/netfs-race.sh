@@ -4,18 +4,19 @@
 # filesystem, client A (the victim) on the -b mount, client B (the
 # attacker) on the other, the server's own directory to check against:
 #   native x {dir, symlink}: 0 wrong fds, 0 wrong "created" (FAIL if any)
-#   naive (mkdirat, then openat by name): must be caught (FAIL if never);
-#          with a 300 ms pause between the two calls (netfs_race -w): under
-#          TCG the bare sequence is caught within seconds on NFSv3 but
-#          rarely on NFSv4 and SMB, where one client's call takes as long
-#          as the other's rename; the pause shows that the check sees a
-#          wrong fd on each filesystem. On NFSv4 even that is not caught
-#          (measured 2026-12-06: 0 of 46 rounds, 40 moves): client B's
-#          mount caches the absent name (lookupcache=all) and moves it only
-#          after A has opened it, so there the naive run reports SKIP, and
-#          the check is the one NFSv3 and SMB show catching
-# each variant at most ROUNDS rounds or SECONDS seconds. Prints PASS, FAIL
-# or SKIP lines; exits 1 if any FAIL. Called by tests/suites/80-race and
+#   naive (mkdirat, then openat by name): must be caught (FAIL if never).
+#          On NFS the bare sequence is caught within a second. On SMB
+#          (cifs) it gets a 300 ms pause between its two calls (netfs_race
+#          -w): under TCG one cifs call takes as long as the other client's
+#          whole rename (measured 2026-12-06: 0 of 346 rounds caught in
+#          40 s without the pause), so a short run would not reach the
+#          window; with the pause the first round shows that the check
+#          sees a wrong fd there.
+# Each native variant runs ROUNDS rounds or SECONDS seconds, whichever ends
+# first; the naive one stops at its first catch. Every 2000 rounds the
+# guest drops its dentry and inode caches (netfs_race -D: on NFSv3 of an
+# ext4 the rounds slow down by half in 10^4 rounds without it). Prints PASS, FAIL or SKIP
+# lines; exits 1 if any FAIL. Called by tests/suites/80-race and
 # tests/race/torture.
 secs=${1:?seconds} rounds=${2:?rounds}
 bin=${OCDIR_NETFS_RACE_BIN:-build/race/netfs_race}
@@ -27,7 +28,7 @@ if [ "$st" != ok ]; then
 fi
 rc=0
 # vm/netfs-up's list: NAME, the export under $srv, the clients' type.
-while read -r fs back _ <&3; do
+while read -r fs back type <&3; do
 	d=race.$$
 	if ! mkdir "/mnt/$fs/$d" || ! chmod 0777 "/mnt/$fs/$d"; then
 		echo "FAIL: netfs race $fs: cannot make /mnt/$fs/$d"
@@ -35,9 +36,10 @@ while read -r fs back _ <&3; do
 		continue
 	fi
 	for v in native:dir native:symlink naive:dir; do
-		victim=${v%%:*} plant=${v#*:} extra=
-		[ "$victim" = naive ] && extra="-e -w 300000"
-		[ "$victim/$fs" = naive/nfs4 ] && extra="$extra -o"
+		victim=${v%%:*} plant=${v#*:}
+		extra="-D 2000"
+		[ "$victim" = naive ] && extra="-e"
+		[ "$victim/$type" = naive/cifs ] && extra="$extra -w 300000"
 		"$bin" -a "/mnt/$fs-b/$d" -b "/mnt/$fs/$d" -s "$srv/$back/$d" \
 			-v "$victim" -p "$plant" -n "$rounds" -t "$secs" $extra \
 			-l "netfs $fs $victim $plant"
