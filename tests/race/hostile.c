@@ -536,6 +536,75 @@ static void arena_teardown(struct arena *a)
 		rm_tree(a->base);
 }
 
+/*
+ * One read of the inotify queue in (non-blocking): fn(event, ctx) for each
+ * event read. Returns how many calls returned nonzero, or -1 when nothing
+ * was queued.
+ */
+static int each_inotify_event(int in, int (*fn)(const struct inotify_event *ev, void *ctx),
+			      void *ctx)
+{
+	union {
+		struct inotify_event ev;
+		char buf[8192];
+	} u;
+	ssize_t len, off;
+	int hits = 0;
+
+	len = read(in, u.buf, sizeof(u.buf));
+	if (len <= 0)
+		return -1;
+	for (off = 0; off < len;) {
+		const struct inotify_event *ev = (const struct inotify_event *)(u.buf + off);
+
+		hits += fn(ev, ctx) != 0;
+		off += (ssize_t)(sizeof(*ev) + ev->len);
+	}
+	return hits;
+}
+
+static int has_prefix(const struct inotify_event *ev, const char *prefix)
+{
+	return ev->len && !strncmp(ev->name, prefix, strlen(prefix));
+}
+
+/* What the stage-xchg and enoent-stage-rmdir moves do to one new name. */
+struct stage_move {
+	struct arena *a;
+	struct shared *sh;
+	unsigned int g;
+};
+
+/* stage-xchg, probe-*: exchange a staging directory with OLD a while. */
+static int xchg_stage(const struct inotify_event *ev, void *ctx)
+{
+	struct stage_move *m = ctx;
+	int d = m->a->arenafd;
+
+	if (!has_prefix(ev, STAGE_PREFIX) || xchg(d, ev->name, OLD))
+		return 0;
+	if (m->a->at->variant)	/* outlasts the probe's exchange */
+		usleep(3 * PROBE_HOLD_US);
+	else
+		dwell(m->sh, m->g, opt.dwell);
+	xchg(d, ev->name, OLD);
+	return 1;
+}
+
+/* enoent-stage-rmdir: remove a staging directory while it is still empty. */
+static int rmdir_stage(const struct inotify_event *ev, void *ctx)
+{
+	struct stage_move *m = ctx;
+
+	for (int k = 0; has_prefix(ev, STAGE_PREFIX) && k < 64; k++) {
+		if (unlinkat(m->a->arenafd, ev->name, AT_REMOVEDIR) == 0)
+			return 1;
+		if (errno != ENOTEMPTY && errno != EEXIST)
+			break;
+	}
+	return 0;
+}
+
 /* One attacker move; each undoes itself before it returns. */
 static int attack_move(void *arena, struct shared *sh, unsigned int g)
 {
@@ -575,12 +644,7 @@ static int attack_move(void *arena, struct shared *sh, unsigned int g)
 		return 1;
 	}
 	case K_STAGE: {
-		union {
-			struct inotify_event ev;
-			char buf[4096];
-		} u;
-		ssize_t len, off;
-		int moved = 0;
+		struct stage_move m = { a, sh, g };
 		struct pollfd pfd = { a->inotify, POLLIN, 0 };
 
 		/*
@@ -592,23 +656,7 @@ static int attack_move(void *arena, struct shared *sh, unsigned int g)
 		 */
 		if (a->at->variant && poll(&pfd, 1, 1) != 1)
 			return 0;
-		len = read(a->inotify, u.buf, sizeof(u.buf));
-		for (off = 0; len > 0 && off < len;) {
-			const struct inotify_event *ev =
-				(const struct inotify_event *)(u.buf + off);
-
-			if (ev->len && !strncmp(ev->name, STAGE_PREFIX, strlen(STAGE_PREFIX)) &&
-			    xchg(d, ev->name, OLD) == 0) {
-				if (a->at->variant)	/* outlasts the probe's exchange */
-					usleep(3 * PROBE_HOLD_US);
-				else
-					dwell(sh, g, opt.dwell);
-				xchg(d, ev->name, OLD);
-				moved = 1;
-			}
-			off += (ssize_t)(sizeof(*ev) + ev->len);
-		}
-		return moved;
+		return each_inotify_event(a->inotify, xchg_stage, &m) > 0;
 	}
 	case K_SETUP:
 		/*
@@ -627,12 +675,7 @@ static int attack_move(void *arena, struct shared *sh, unsigned int g)
 		}
 		return 0;
 	case K_ENOENT: {
-		union {
-			struct inotify_event ev;
-			char buf[4096];
-		} u;
-		ssize_t len, off;
-		int moved = 0;
+		struct stage_move m = { a, sh, g };
 
 		if (a->at->variant != 2) {
 			/* a symlink to an existing directory, there and gone */
@@ -641,24 +684,7 @@ static int attack_move(void *arena, struct shared *sh, unsigned int g)
 			unlinkat(d, TARGET, 0);
 			return 1;
 		}
-		/* remove each staging directory while it is still empty */
-		len = read(a->inotify, u.buf, sizeof(u.buf));
-		for (off = 0; len > 0 && off < len;) {
-			const struct inotify_event *ev =
-				(const struct inotify_event *)(u.buf + off);
-
-			for (int k = 0; ev->len && k < 64 &&
-			     !strncmp(ev->name, STAGE_PREFIX, strlen(STAGE_PREFIX)); k++) {
-				if (unlinkat(d, ev->name, AT_REMOVEDIR) == 0) {
-					moved = 1;
-					break;
-				}
-				if (errno != ENOTEMPTY && errno != EEXIST)
-					break;
-			}
-			off += (ssize_t)(sizeof(*ev) + ev->len);
-		}
-		return moved;
+		return each_inotify_event(a->inotify, rmdir_stage, &m) > 0;
 	}
 	case K_DISCARD_DEST: {
 		struct dirent *de;
@@ -711,43 +737,42 @@ static void *setgid_toggler(void *p)
  * ".ocdir-mode.*" directory goes to "atk-probe.N" in the arena
  * (probe-move) or is exchanged with OLD2 for a while (probe-xchg).
  */
+struct probe_move {
+	struct toggler *t;
+	unsigned long n;
+};
+
+static int move_probe(const struct inotify_event *ev, void *ctx)
+{
+	struct probe_move *m = ctx;
+	int d = m->t->a->arenafd;
+	char aside[64];
+
+	if (!has_prefix(ev, PROBE_PREFIX))
+		return 0;
+	if (m->t->a->at->variant == 2) {
+		if (xchg(d, ev->name, OLD2) == 0) {
+			usleep(PROBE_HOLD_US);
+			xchg(d, ev->name, OLD2);
+		}
+	} else {
+		snprintf(aside, sizeof(aside), PROBE_ASIDE "%lu", m->n++);
+		renameat(d, ev->name, d, aside);
+	}
+	return 1;
+}
+
 static void *probe_mover(void *p)
 {
-	struct toggler *t = p;
-	union {
-		struct inotify_event ev;
-		char buf[4096];
-	} u;
-	unsigned long n = 0;
-	char aside[64];
-	ssize_t len, off;
+	struct probe_move m = { p, 0 };
 	int in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	struct pollfd pfd = { in, POLLIN, 0 };
 
-	if (in < 0 || inotify_add_watch(in, t->a->arena, IN_CREATE) < 0)
+	if (in < 0 || inotify_add_watch(in, m.t->a->arena, IN_CREATE) < 0)
 		_exit(2);
-	while (atomic_load_explicit(&t->sh->gen, memory_order_acquire) != GEN_QUIT) {
-		if (poll(&pfd, 1, 10) != 1)
-			continue;
-		len = read(in, u.buf, sizeof(u.buf));
-		for (off = 0; len > 0 && off < len;) {
-			const struct inotify_event *ev =
-				(const struct inotify_event *)(u.buf + off);
-
-			if (!ev->len || strncmp(ev->name, PROBE_PREFIX, strlen(PROBE_PREFIX))) {
-				;
-			} else if (t->a->at->variant == 2) {
-				if (xchg(t->a->arenafd, ev->name, OLD2) == 0) {
-					usleep(PROBE_HOLD_US);
-					xchg(t->a->arenafd, ev->name, OLD2);
-				}
-			} else {
-				snprintf(aside, sizeof(aside), PROBE_ASIDE "%lu", n++);
-				renameat(t->a->arenafd, ev->name, t->a->arenafd, aside);
-			}
-			off += (ssize_t)(sizeof(*ev) + ev->len);
-		}
-	}
+	while (atomic_load_explicit(&m.t->sh->gen, memory_order_acquire) != GEN_QUIT)
+		if (poll(&pfd, 1, 10) == 1)
+			each_inotify_event(in, move_probe, &m);
 	close(in);
 	return NULL;
 }
@@ -964,25 +989,19 @@ static int is_new_own_dir(const struct arena *a, int fd)
  * in-place or weak path) rather than moved there from a staging
  * directory? The attacker's exchanges show as moves, never as IN_CREATE.
  */
+static int is_target_mkdir(const struct inotify_event *ev, void *ctx)
+{
+	(void)ctx;
+	return (ev->mask & IN_CREATE) && (ev->mask & IN_ISDIR) && ev->len &&
+	       !strcmp(ev->name, TARGET);
+}
+
 static int made_in_place(int in)
 {
-	union {
-		struct inotify_event ev;
-		char buf[8192];
-	} u;
-	ssize_t len, off;
-	int direct = 0;
+	int hits, direct = 0;
 
-	while ((len = read(in, u.buf, sizeof(u.buf))) > 0)
-		for (off = 0; off < len;) {
-			const struct inotify_event *ev =
-				(const struct inotify_event *)(u.buf + off);
-
-			if ((ev->mask & IN_CREATE) && (ev->mask & IN_ISDIR) && ev->len &&
-			    !strcmp(ev->name, TARGET))
-				direct = 1;
-			off += (ssize_t)(sizeof(*ev) + ev->len);
-		}
+	while ((hits = each_inotify_event(in, is_target_mkdir, NULL)) >= 0)
+		direct |= hits > 0;
 	return direct;
 }
 
@@ -1724,6 +1743,16 @@ static int trap_openat2(void)
 }
 #endif
 
+/* How the library made "t": in place (IN_CREATE, 1) or moved there (0). */
+static int note_how_made(const struct inotify_event *ev, void *ctx)
+{
+	int *noreplace = ctx;
+
+	if (ev->len && !strcmp(ev->name, "t"))
+		*noreplace = (ev->mask & IN_CREATE) ? 1 : 0;
+	return 0;
+}
+
 /*
  * The program itself, setuid root (or with a file capability), run by the
  * attacker uid. Works only in the directory its executable sits in.
@@ -1762,21 +1791,7 @@ static int suid_child(const char *dir)
 		noreplace = errno == EOPNOTSUPP ? 1 : -1;
 		printf("# create in the shared directory: %s\n", t_errname(errno));
 	} else {
-		union {
-			struct inotify_event ev;
-			char buf[4096];
-		} u;
-		ssize_t len, off;
-
-		len = read(in, u.buf, sizeof(u.buf));
-		for (off = 0; len > 0 && off < len;) {
-			const struct inotify_event *ev =
-				(const struct inotify_event *)(u.buf + off);
-
-			if (ev->len && !strcmp(ev->name, "t"))
-				noreplace = (ev->mask & IN_CREATE) ? 1 : 0;
-			off += (ssize_t)(sizeof(*ev) + ev->len);
-		}
+		each_inotify_event(in, note_how_made, &noreplace);
 		close(fd);
 		unlinkat(sfd, "t", AT_REMOVEDIR);
 	}
