@@ -4,7 +4,8 @@
 # filesystem, client A (the victim) on the -b mount, client B (the
 # attacker) on the other, the server's own directory to check against:
 #   native x {dir, symlink}: 0 wrong fds, 0 wrong "created" (FAIL if any)
-#   naive (mkdirat, then openat by name): must be caught (FAIL if never).
+#   naive x {dir, symlink} (mkdirat, then openat by name): must be caught
+#          (FAIL if never).
 #          On NFS the bare sequence is caught within a second. On SMB
 #          (cifs) it gets a 300 ms pause between its two calls (netfs_race
 #          -w): under TCG one cifs call takes as long as the other client's
@@ -13,10 +14,10 @@
 #          window; with the pause the first round shows that the check
 #          sees a wrong fd there.
 # Each native variant runs ROUNDS rounds or SECONDS seconds, whichever ends
-# first; the naive one stops at its first catch. Every 2000 rounds the
-# guest drops its dentry and inode caches (netfs_race -D: on NFSv3 of an
-# ext4 the rounds slow down by half in 10^4 rounds without it). Prints PASS, FAIL or SKIP
-# lines; exits 1 if any FAIL. Called by tests/suites/80-race and
+# first; a naive one stops at its first catch. Every 2000 rounds the guest
+# drops its dentry and inode caches (netfs_race -D: on NFSv3 of an ext4 the
+# rounds slow down by half in 10^4 rounds without it). Prints PASS, FAIL or
+# SKIP lines; exits 1 if any FAIL. Called by tests/suites/80-race and
 # tests/race/torture.
 secs=${1:?seconds} rounds=${2:?rounds}
 bin=${OCDIR_NETFS_RACE_BIN:-build/race/netfs_race}
@@ -35,7 +36,7 @@ while read -r fs back type <&3; do
 		rc=1
 		continue
 	fi
-	for v in native:dir native:symlink naive:dir; do
+	for v in native:dir native:symlink naive:dir naive:symlink; do
 		victim=${v%%:*} plant=${v#*:}
 		extra="-D 2000"
 		[ "$victim" = naive ] && extra="-e"
