@@ -328,7 +328,7 @@ int main(int argc, char **argv)
 		return T_EXIT_FAIL;
 	}
 	if (pid == 0)
-		attacker(bd, dirb, view, plant);
+		attacker(bd, dirb, dirs >= 0 ? dirs : dirb, plant);
 
 	start = now();
 	for (r = 1; r <= rounds && now() - start < limit; r++) {
