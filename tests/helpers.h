@@ -196,6 +196,34 @@ static inline int t_kernel_creates_dirs(int dirfd, int *err)
 }
 
 /*
+ * One read of the inotify descriptor `in` (non-blocking): fn(event, ctx)
+ * for each event read. Returns how many calls returned nonzero, or -1
+ * when nothing was queued.
+ */
+static inline int t_each_inotify_event(int in,
+				       int (*fn)(const struct inotify_event *ev, void *ctx),
+				       void *ctx)
+{
+	union {
+		struct inotify_event ev;
+		char buf[8192];
+	} u;
+	ssize_t len, off;
+	int hits = 0;
+
+	len = read(in, u.buf, sizeof(u.buf));
+	if (len <= 0)
+		return -1;
+	for (off = 0; off < len;) {
+		const struct inotify_event *ev = (const struct inotify_event *)(u.buf + off);
+
+		hits += fn(ev, ctx) != 0;
+		off += (ssize_t)(sizeof(*ev) + ev->len);
+	}
+	return hits;
+}
+
+/*
  * How a creation was made, from the IN_CREATE events on its parent read
  * from the inotify descriptor `in` (non-blocking): the emulation's staged
  * path makes a ".ocdir-stage.*" directory first; the kernel, and the
@@ -203,27 +231,23 @@ static inline int t_kernel_creates_dirs(int dirfd, int *err)
  */
 enum t_path_taken { T_PATH_UNSEEN, T_PATH_DIRECT, T_PATH_STAGED };
 
+static inline int t_note_path_taken(const struct inotify_event *ev, void *ctx)
+{
+	enum t_path_taken *path = ctx;
+
+	if (ev->len && !strncmp(ev->name, ".ocdir-stage.", 13))
+		*path = T_PATH_STAGED;
+	else if ((ev->mask & IN_ISDIR) && *path == T_PATH_UNSEEN)
+		*path = T_PATH_DIRECT;
+	return 0;
+}
+
 static inline enum t_path_taken t_read_path_taken(int in)
 {
-	union {
-		struct inotify_event ev;
-		char buf[8192];
-	} u;
 	enum t_path_taken path = T_PATH_UNSEEN;
-	ssize_t len, off;
 
-	while ((len = read(in, u.buf, sizeof(u.buf))) > 0) {
-		for (off = 0; off < len;) {
-			const struct inotify_event *ev =
-				(const struct inotify_event *)(u.buf + off);
-
-			if (ev->len && !strncmp(ev->name, ".ocdir-stage.", 13))
-				path = T_PATH_STAGED;
-			else if ((ev->mask & IN_ISDIR) && path == T_PATH_UNSEEN)
-				path = T_PATH_DIRECT;
-			off += (ssize_t)(sizeof(*ev) + ev->len);
-		}
-	}
+	while (t_each_inotify_event(in, t_note_path_taken, &path) >= 0)
+		;
 	return path;
 }
 

@@ -536,33 +536,6 @@ static void arena_teardown(struct arena *a)
 		rm_tree(a->base);
 }
 
-/*
- * One read of the inotify queue in (non-blocking): fn(event, ctx) for each
- * event read. Returns how many calls returned nonzero, or -1 when nothing
- * was queued.
- */
-static int each_inotify_event(int in, int (*fn)(const struct inotify_event *ev, void *ctx),
-			      void *ctx)
-{
-	union {
-		struct inotify_event ev;
-		char buf[8192];
-	} u;
-	ssize_t len, off;
-	int hits = 0;
-
-	len = read(in, u.buf, sizeof(u.buf));
-	if (len <= 0)
-		return -1;
-	for (off = 0; off < len;) {
-		const struct inotify_event *ev = (const struct inotify_event *)(u.buf + off);
-
-		hits += fn(ev, ctx) != 0;
-		off += (ssize_t)(sizeof(*ev) + ev->len);
-	}
-	return hits;
-}
-
 static int has_prefix(const struct inotify_event *ev, const char *prefix)
 {
 	return ev->len && !strncmp(ev->name, prefix, strlen(prefix));
@@ -656,7 +629,7 @@ static int attack_move(void *arena, struct shared *sh, unsigned int g)
 		 */
 		if (a->at->variant && poll(&pfd, 1, 1) != 1)
 			return 0;
-		return each_inotify_event(a->inotify, xchg_stage, &m) > 0;
+		return t_each_inotify_event(a->inotify, xchg_stage, &m) > 0;
 	}
 	case K_SETUP:
 		/*
@@ -684,7 +657,7 @@ static int attack_move(void *arena, struct shared *sh, unsigned int g)
 			unlinkat(d, TARGET, 0);
 			return 1;
 		}
-		return each_inotify_event(a->inotify, rmdir_stage, &m) > 0;
+		return t_each_inotify_event(a->inotify, rmdir_stage, &m) > 0;
 	}
 	case K_DISCARD_DEST: {
 		struct dirent *de;
@@ -772,7 +745,7 @@ static void *probe_mover(void *p)
 		_exit(2);
 	while (atomic_load_explicit(&m.t->sh->gen, memory_order_acquire) != GEN_QUIT)
 		if (poll(&pfd, 1, 10) == 1)
-			each_inotify_event(in, move_probe, &m);
+			t_each_inotify_event(in, move_probe, &m);
 	close(in);
 	return NULL;
 }
@@ -1000,7 +973,7 @@ static int made_in_place(int in)
 {
 	int hits, direct = 0;
 
-	while ((hits = each_inotify_event(in, is_target_mkdir, NULL)) >= 0)
+	while ((hits = t_each_inotify_event(in, is_target_mkdir, NULL)) >= 0)
 		direct |= hits > 0;
 	return direct;
 }
@@ -1791,7 +1764,7 @@ static int suid_child(const char *dir)
 		noreplace = errno == EOPNOTSUPP ? 1 : -1;
 		printf("# create in the shared directory: %s\n", t_errname(errno));
 	} else {
-		each_inotify_event(in, note_how_made, &noreplace);
+		t_each_inotify_event(in, note_how_made, &noreplace);
 		close(fd);
 		unlinkat(sfd, "t", AT_REMOVEDIR);
 	}
