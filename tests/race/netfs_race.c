@@ -75,10 +75,9 @@ static pid_t run_id;
 
 /* What B tells A about round r, in shared memory. */
 struct board {
-	_Atomic unsigned int round;	/* A: B may attack the name of this round */
+	_Atomic unsigned int round;	/* A: B may attack the name of this round; 0: quit */
 	_Atomic unsigned int done;	/* A: its call of this round returned */
 	_Atomic unsigned int ack;	/* B: it stopped attacking this round */
-	_Atomic int quit;
 	ino_t moved_ino;		/* what B moved away (A's entry), 0: none */
 	ino_t planted_ino;		/* what B planted, 0: nothing */
 };
@@ -127,17 +126,16 @@ static void name_of(char *buf, size_t size, const char *what, unsigned int r)
  */
 static void attacker(struct board *bd, int dirb, int view, enum plant plant)
 {
-	unsigned int r, seen = 0;
+	unsigned int r = 0;
 	char name[32], moved[32];
 	struct statx parent;
 	struct stat st;
 
 	for (;;) {
-		wait_while_eq(&bd->round, seen);
-		if (atomic_load(&bd->quit))
+		wait_while_eq(&bd->round, r);
+		r = atomic_load(&bd->round);
+		if (r == 0)
 			_exit(0);
-		seen = atomic_load(&bd->round);
-		r = seen;
 		name_of(name, sizeof(name), "n", r);
 		name_of(moved, sizeof(moved), "m", r);
 		while (atomic_load(&bd->done) != r) {
@@ -396,7 +394,6 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
-	atomic_store(&bd->quit, 1);
 	publish(&bd->round, 0);
 	waitpid(pid, &status, 0);
 	if (plant == P_SYMLINK)
