@@ -5,14 +5,10 @@
 # attacker) on the other, the server's own directory to check against:
 #   native x {dir, symlink}: 0 wrong fds, 0 wrong "created" (FAIL if any)
 #   naive x {dir, symlink} (mkdirat, then openat by name): must be caught
-#          (FAIL if never).
-#          On NFS the bare sequence is caught within a second. On SMB
-#          (cifs) it gets a 300 ms pause between its two calls (netfs_race
-#          -w): under TCG one cifs call takes as long as the other client's
-#          whole rename (measured 2026-12-06: 0 of 346 rounds caught in
-#          40 s without the pause), so a short run would not reach the
-#          window; with the pause the first round shows that the check
-#          sees a wrong fd there.
+#          (FAIL if never); on every filesystem here within a second.
+# Client B waits for the name to appear in the server's own directory
+# (netfs_race -i) before it moves it: it then hits the moment after the
+# server made A's directory, and spends no time on misses.
 # Each native variant runs ROUNDS rounds or SECONDS seconds, whichever ends
 # first; a naive one stops at its first catch. Every 2000 rounds the guest
 # drops its dentry and inode caches (netfs_race -D: on NFSv3 of an ext4 the
@@ -28,8 +24,8 @@ if [ "$st" != ok ]; then
 	exit 1
 fi
 rc=0
-# vm/netfs-up's list: NAME, the export under $srv, the clients' type.
-while read -r fs back type <&3; do
+# vm/netfs-up's list: NAME, the export under $srv (and the clients' type).
+while read -r fs back _ <&3; do
 	d=race.$$
 	if ! mkdir "/mnt/$fs/$d" || ! chmod 0777 "/mnt/$fs/$d"; then
 		echo "FAIL: netfs race $fs: cannot make /mnt/$fs/$d"
@@ -38,9 +34,8 @@ while read -r fs back type <&3; do
 	fi
 	for v in native:dir native:symlink naive:dir naive:symlink; do
 		victim=${v%%:*} plant=${v#*:}
-		extra="-D 2000"
-		[ "$victim" = naive ] && extra="-e"
-		[ "$victim/$type" = naive/cifs ] && extra="$extra -w 300000"
+		extra="-i -D 2000"
+		[ "$victim" = naive ] && extra="-i -e"
 		"$bin" -a "/mnt/$fs-b/$d" -b "/mnt/$fs/$d" -s "$srv/$back/$d" \
 			-v "$victim" -p "$plant" -n "$rounds" -t "$secs" $extra \
 			-l "netfs $fs $victim $plant"

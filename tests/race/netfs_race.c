@@ -7,9 +7,8 @@
  * own entry there. A's descriptor must always be the directory the server
  * made for A, and "created" must say so.
  *
- *   netfs_race -a DIR_A -b DIR_B [-s SERVER_DIR] -v VICTIM -p PLANT
- *              [-n ROUNDS] [-t SECONDS] [-x] [-e] [-w MICROSECONDS] [-D N]
- *              [-l LABEL]
+ *   netfs_race -a DIR_A -b DIR_B [-s SERVER_DIR [-i]] -v VICTIM -p PLANT
+ *              [-n ROUNDS] [-t SECONDS] [-x] [-e] [-D N] [-l LABEL]
  *
  * DIR_A and DIR_B are the same directory seen through the two clients;
  * SERVER_DIR, if given, is that directory in the server's own filesystem
@@ -27,11 +26,15 @@
  *   dir      a directory of its own
  *   symlink  a symbolic link to a directory of its own ("decoy")
  * -x adds O_EXCL to A's call; -e ends a naive run at its first wrong
- * round; -w pauses the naive victim that long between its mkdirat() and
- * its openat(). Under TCG a cifs call takes about as long as the other
- * client's whole rename, so on SMB the bare naive sequence is rarely
- * caught in a short run (on NFS within a second): the pause widens its
- * window so that a short run shows that the check sees a wrong fd there.
+ * round.
+ * -i makes B wait for the name to appear in SERVER_DIR (inotify on the
+ * server's own directory) before its first rename of a round, instead of
+ * retrying the rename from the start of the round: B then moves A's
+ * directory within a round trip of the server making it, which is the
+ * window where a client that learns the new directory's identity by name
+ * gets the wrong one, and spends no CPU on misses (under TCG one SMB
+ * round took 25 requests, most of them B's misses). It knows no more than
+ * a client polling the directory would, only sooner.
  * -D N drops the machine's dentry and inode caches every N rounds, between
  * two rounds (needs root; the guest's own servers): on NFSv3 of an ext4
  * the rounds slow down as the removed names' dentries and inodes pile up
@@ -55,7 +58,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <poll.h>
 #include <unistd.h>
+#include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -123,8 +128,26 @@ static void name_of(char *buf, size_t size, const char *what, unsigned int r)
  * server. An attacker does not wait for that: after each miss B asks the
  * server for the parent's attributes, which drops the remembered absence
  * as soon as the parent changed.
+ *
+ * With watch >= 0 (-i: an inotify descriptor on the server's directory),
+ * B first waits until the round's name appears there or A's call returns.
+ * Events of earlier rounds (B's own plants) carry other names.
  */
-static void attacker(struct board *bd, int dirb, int view, enum plant plant)
+static int is_name(const struct inotify_event *ev, void *name)
+{
+	return ev->len && !strcmp(ev->name, name);
+}
+
+static void wait_for_name(int watch, struct board *bd, unsigned int r, char *name)
+{
+	struct pollfd p = { .fd = watch, .events = POLLIN };
+
+	/* A's "done" is a futex word, not a descriptor: poll in short steps */
+	while (atomic_load(&bd->done) != r && t_each_inotify_event(watch, is_name, name) <= 0)
+		poll(&p, 1, 2);
+}
+
+static void attacker(struct board *bd, int dirb, int view, enum plant plant, int watch)
 {
 	unsigned int r = 0;
 	char name[32], moved[32];
@@ -138,6 +161,8 @@ static void attacker(struct board *bd, int dirb, int view, enum plant plant)
 			_exit(0);
 		name_of(name, sizeof(name), "n", r);
 		name_of(moved, sizeof(moved), "m", r);
+		if (watch >= 0)
+			wait_for_name(watch, bd, r, name);
 		while (atomic_load(&bd->done) != r) {
 			if (renameat(dirb, name, dirb, moved) < 0) {
 				statx(dirb, "", AT_EMPTY_PATH | AT_STATX_FORCE_SYNC, STATX_CTIME,
@@ -162,8 +187,7 @@ static void attacker(struct board *bd, int dirb, int view, enum plant plant)
 }
 
 /* Client A's call: a descriptor or -errno, *created as the call says. */
-static int victim_call(enum victim v, int dira, const char *name, int excl, int *created,
-		       unsigned int pause_us)
+static int victim_call(enum victim v, int dira, const char *name, int excl, int *created)
 {
 	int fd, c;
 
@@ -186,8 +210,6 @@ static int victim_call(enum victim v, int dira, const char *name, int excl, int 
 		*created = mkdirat(dira, name, 0755) == 0;
 		if (!*created && (errno != EEXIST || excl))
 			return -errno;
-		if (pause_us)
-			usleep(pause_us);
 		fd = openat(dira, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		return fd < 0 ? -errno : fd;
 	}
@@ -226,9 +248,9 @@ static void drop_caches(void)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: netfs_race -a DIR_A -b DIR_B [-s SERVER_DIR] -v native|lib|naive\n"
+	fprintf(stderr, "usage: netfs_race -a DIR_A -b DIR_B [-s SERVER_DIR [-i]] -v native|lib|naive\n"
 			"                  -p dir|symlink [-n ROUNDS] [-t SECONDS] [-x] [-e] [-l LABEL]\n"
-			"                  [-w MICROSECONDS] [-D N]\n");
+			"                  [-D N]\n");
 	exit(2);
 }
 
@@ -239,8 +261,7 @@ int main(int argc, char **argv)
 	unsigned long rounds = 10000, r, moves = 0, wrong_fd = 0, wrong_created = 0;
 	unsigned long errors = 0, wrong_server = 0;
 	double limit = 600, start;
-	int opt, excl = 0, stop_at_first = 0, dira, dirb, dirs = -1, view, first_err = 0;
-	unsigned int pause_us = 0;
+	int opt, watch_server = 0, watch = -1, excl = 0, stop_at_first = 0, dira, dirb, dirs = -1, view, first_err = 0;
 	unsigned long drop_every = 0;
 	enum victim victim = V_NATIVE;
 	enum plant plant = P_DIR;
@@ -249,11 +270,12 @@ int main(int argc, char **argv)
 	pid_t pid;
 	int status;
 
-	while ((opt = getopt(argc, argv, "a:b:s:v:p:n:t:xel:w:D:")) != -1) {
+	while ((opt = getopt(argc, argv, "a:b:s:iv:p:n:t:xel:D:")) != -1) {
 		switch (opt) {
 		case 'a': dir_a = optarg; break;
 		case 'b': dir_b = optarg; break;
 		case 's': srv = optarg; break;
+		case 'i': watch_server = 1; break;
 		case 'v': vname = optarg; break;
 		case 'p': pname = optarg; break;
 		case 'n': rounds = strtoul(optarg, NULL, 10); break;
@@ -261,12 +283,12 @@ int main(int argc, char **argv)
 		case 'x': excl = 1; break;
 		case 'e': stop_at_first = 1; break;
 		case 'l': label = optarg; break;
-		case 'w': pause_us = (unsigned int)strtoul(optarg, NULL, 10); break;
 		case 'D': drop_every = strtoul(optarg, NULL, 10); break;
 		default: usage();
 		}
 	}
-	if (!dir_a || !dir_b || !vname || !pname || rounds == 0 || rounds > 100000000)
+	if (!dir_a || !dir_b || !vname || !pname || rounds == 0 || rounds > 100000000 ||
+	    (watch_server && !srv))
 		usage();
 	if (!strcmp(vname, "native"))
 		victim = V_NATIVE;
@@ -312,6 +334,13 @@ int main(int argc, char **argv)
 		return T_EXIT_FAIL;
 	}
 
+	if (watch_server) {
+		watch = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		if (watch < 0 || inotify_add_watch(watch, srv, IN_CREATE) < 0) {
+			t_fail(test, "cannot watch %s: %s", srv, strerror(errno));
+			return T_EXIT_FAIL;
+		}
+	}
 	view = dirs >= 0 ? dirs : dira;
 	run_id = getpid();
 	bd = mmap(NULL, sizeof(*bd), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -326,7 +355,7 @@ int main(int argc, char **argv)
 		return T_EXIT_FAIL;
 	}
 	if (pid == 0)
-		attacker(bd, dirb, dirs >= 0 ? dirs : dirb, plant);
+		attacker(bd, dirb, dirs >= 0 ? dirs : dirb, plant, watch);
 
 	start = now();
 	for (r = 1; r <= rounds && now() - start < limit; r++) {
@@ -340,7 +369,7 @@ int main(int argc, char **argv)
 		bd->moved_ino = 0;
 		bd->planted_ino = 0;
 		publish(&bd->round, r);
-		fd = victim_call(victim, dira, name, excl, &created, pause_us);
+		fd = victim_call(victim, dira, name, excl, &created);
 		atomic_store(&bd->done, r);
 		wait_until_eq(&bd->ack, r);
 
