@@ -46,7 +46,8 @@
  * round is wrong when A's call returns a descriptor that is not a
  * directory, is not that entry's inode, or says "not created". The
  * program prints one PASS or FAIL line: for native and lib PASS means no
- * wrong round; for naive PASS means at least one wrong round was seen
+ * wrong round and at most 1 % (native) or 10 % (lib) of the calls failed;
+ * for naive PASS means at least one wrong round was seen
  * (expected: the naive sequence is unsafe). Exit 0 on PASS, 1 on FAIL,
  * 77 when the victim cannot run here (SKIP line).
  */
@@ -458,7 +459,15 @@ int main(int argc, char **argv)
 		t_fail(test, "B never moved an entry in %lu rounds: the race was not run", r);
 		return T_EXIT_FAIL;
 	}
-	if (errors * 10 > r) {
+	/*
+	 * A native call that fails once its directory exists leaves it
+	 * behind: the series before its SMB patches failed 929 of 10^4 calls
+	 * with ENOENT (its relookup found B's symlink or nothing) and gave 0
+	 * wrong fds. Each round is a fresh name, so a failure is the call's.
+	 * The library may answer EAGAIN when it loses a staging race
+	 * (documented): it gets more room.
+	 */
+	if (errors * (victim == V_NATIVE ? 100 : 10) > r) {
 		t_fail(test, "%lu of %lu calls failed (first: %s)", errors, r, t_errname(first_err));
 		return T_EXIT_FAIL;
 	}
