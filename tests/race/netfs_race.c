@@ -19,7 +19,10 @@
  * VICTIM: how A creates and opens
  *   native  open(O_CREAT|O_DIRECTORY) (the kernel series), "created" from
  *           fcntl(F_CREATED_QUERY)
- *   lib     ocdir_openat2(), "created" from its out parameter
+ *   lib     ocdir_openat2(), "created" from its out parameter; B then runs
+ *           as uid 65534 (the program must run as root): the library
+ *           trusts a parent that only its caller's uid can write, and an
+ *           attacker of that same uid is outside its model
  *   naive   mkdirat() then openat() by name: the pattern the feature
  *           replaces; must be caught (the test can fail)
  * PLANT: what B puts at the name after moving A's directory away
@@ -148,12 +151,20 @@ static void wait_for_name(int watch, struct board *bd, unsigned int r, char *nam
 		poll(&p, 1, 2);
 }
 
-static void attacker(struct board *bd, int dirb, int view, enum plant plant, int watch)
+static void attacker(struct board *bd, int dirb, int view, enum plant plant, int watch,
+		     uid_t as_uid)
 {
 	unsigned int r = 0;
 	char name[32], moved[32];
 	struct statx parent;
 	struct stat st;
+	int idle = 0;
+
+	/* Unable to be the other user: answer the rounds, move nothing (FAIL). */
+	if (as_uid && drop_to(as_uid) < 0) {
+		perror("netfs_race: client B cannot become uid 65534");
+		idle = 1;
+	}
 
 	for (;;) {
 		wait_while_eq(&bd->round, r);
@@ -162,9 +173,9 @@ static void attacker(struct board *bd, int dirb, int view, enum plant plant, int
 			_exit(0);
 		name_of(name, sizeof(name), "n", r);
 		name_of(moved, sizeof(moved), "m", r);
-		if (watch >= 0)
+		if (watch >= 0 && !idle)
 			wait_for_name(watch, bd, r, name);
-		while (atomic_load(&bd->done) != r) {
+		while (!idle && atomic_load(&bd->done) != r) {
 			if (renameat(dirb, name, dirb, moved) < 0) {
 				statx(dirb, "", AT_EMPTY_PATH | AT_STATX_FORCE_SYNC, STATX_CTIME,
 				      &parent);
@@ -330,6 +341,11 @@ int main(int argc, char **argv)
 			return T_EXIT_SKIP;
 		}
 	}
+	if (victim == V_LIB && geteuid() != 0) {
+		t_skip(test, "the lib victim needs root, to run client B as another uid "
+			     "(the library trusts a parent only its caller's uid can write)");
+		return T_EXIT_SKIP;
+	}
 	if (plant == P_SYMLINK && mkdirat(dira, "decoy", 0755) < 0 && errno != EEXIST) {
 		t_fail(test, "cannot make the decoy: %s", strerror(errno));
 		return T_EXIT_FAIL;
@@ -356,7 +372,8 @@ int main(int argc, char **argv)
 		return T_EXIT_FAIL;
 	}
 	if (pid == 0)
-		attacker(bd, dirb, dirs >= 0 ? dirs : dirb, plant, watch);
+		attacker(bd, dirb, dirs >= 0 ? dirs : dirb, plant, watch,
+			 victim == V_LIB ? 65534 : 0);
 
 	start = now();
 	for (r = 1; r <= rounds && now() - start < limit; r++) {
