@@ -5,15 +5,19 @@
 # attacker) on the other, the server's own directory to check against:
 #   native x {dir, symlink}: 0 wrong fds, 0 wrong "created" (FAIL if any)
 #   naive x {dir, symlink} (mkdirat, then openat by name): must be caught
-#          (FAIL if never); on every filesystem here within a second.
+#          (FAIL if never). On NFS bare, within a second. On SMB (cifs)
+#          with a 100 ms pause between its two calls (netfs_race -w): B
+#          needs three round trips after the server made the directory
+#          and A's openat is the next request, so the bare sequence was
+#          caught only in round 237 to 5514 of a run (2026-12-07), and not
+#          in 1000 rounds (60 s) on the debug kernel: a short run would
+#          not always reach the window. With the pause the first round
+#          shows that the check sees the wrong fd.
 # Client B waits for the name to appear in the server's own directory
 # (netfs_race -i) before it moves it: it then hits the moment after the
 # server made A's directory, and spends no time on misses.
 # Each native variant runs ROUNDS rounds or SECONDS seconds, whichever ends
-# first; a naive one stops at its first catch, or after SECONDS (on SMB
-# with a symlink planted the first catch came in round 1 to 5514 of the
-# runs on 2026-12-07: B's plant, a file cifs writes, must land before A's
-# second call, so it is not held to ROUNDS). Every 2000 rounds the guest
+# first; a naive one stops at its first catch, or after SECONDS. Every 2000 rounds the guest
 # drops its dentry and inode caches (netfs_race -D: on NFSv3 of an ext4 the
 # rounds slow down by half in 10^4 rounds without it). Prints PASS, FAIL or
 # SKIP lines; exits 1 if any FAIL. Called by tests/suites/80-race and
@@ -27,8 +31,8 @@ if [ "$st" != ok ]; then
 	exit 1
 fi
 rc=0
-# vm/netfs-up's list: NAME, the export under $srv (and the clients' type).
-while read -r fs back _ <&3; do
+# vm/netfs-up's list: NAME, the export under $srv, the clients' type.
+while read -r fs back type <&3; do
 	d=race.$$
 	if ! mkdir "/mnt/$fs/$d" || ! chmod 0777 "/mnt/$fs/$d"; then
 		echo "FAIL: netfs race $fs: cannot make /mnt/$fs/$d"
@@ -39,6 +43,7 @@ while read -r fs back _ <&3; do
 		victim=${v%%:*} plant=${v#*:}
 		n=$rounds extra="-i -D 2000"
 		[ "$victim" = naive ] && n=1000000 extra="-i -e"
+		[ "$victim/$type" = naive/cifs ] && extra="$extra -w 100000"
 		"$bin" -a "/mnt/$fs-b/$d" -b "/mnt/$fs/$d" -s "$srv/$back/$d" \
 			-v "$victim" -p "$plant" -n "$n" -t "$secs" $extra \
 			-l "netfs $fs $victim $plant"

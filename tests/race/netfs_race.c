@@ -8,7 +8,8 @@
  * made for A, and "created" must say so.
  *
  *   netfs_race -a DIR_A -b DIR_B [-s SERVER_DIR [-i]] -v VICTIM -p PLANT
- *              [-n ROUNDS] [-t SECONDS] [-x] [-e] [-D N] [-l LABEL]
+ *              [-n ROUNDS] [-t SECONDS] [-x] [-e] [-w MICROSECONDS] [-D N]
+ *              [-l LABEL]
  *
  * DIR_A and DIR_B are the same directory seen through the two clients;
  * SERVER_DIR, if given, is that directory in the server's own filesystem
@@ -29,7 +30,12 @@
  *   dir      a directory of its own
  *   symlink  a symbolic link to a directory of its own ("decoy")
  * -x adds O_EXCL to A's call; -e ends a naive run at its first wrong
- * round.
+ * round; -w pauses the naive victim that long between its mkdirat() and
+ * its openat(). On SMB, B needs three round trips after the server made
+ * the directory (a lookup, the rename, its plant) and A's openat() is
+ * the very next request: the bare sequence was first caught in round 237
+ * to 5514 of a run, and not in 1000 rounds on the debug kernel. A pause
+ * makes a short run show that the check sees the wrong fd there.
  * -i makes B wait for the name to appear in SERVER_DIR (inotify on the
  * server's own directory) before its first rename of a round, instead of
  * retrying the rename from the start of the round: B then moves A's
@@ -199,7 +205,8 @@ static void attacker(struct board *bd, int dirb, int view, enum plant plant, int
 }
 
 /* Client A's call: a descriptor or -errno, *created as the call says. */
-static int victim_call(enum victim v, int dira, const char *name, int excl, int *created)
+static int victim_call(enum victim v, int dira, const char *name, int excl, int *created,
+		       unsigned int pause_us)
 {
 	int fd, c;
 
@@ -222,6 +229,8 @@ static int victim_call(enum victim v, int dira, const char *name, int excl, int 
 		*created = mkdirat(dira, name, 0755) == 0;
 		if (!*created && (errno != EEXIST || excl))
 			return -errno;
+		if (pause_us)
+			usleep(pause_us);
 		fd = openat(dira, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		return fd < 0 ? -errno : fd;
 	}
@@ -262,7 +271,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: netfs_race -a DIR_A -b DIR_B [-s SERVER_DIR [-i]] -v native|lib|naive\n"
 			"                  -p dir|symlink [-n ROUNDS] [-t SECONDS] [-x] [-e] [-l LABEL]\n"
-			"                  [-D N]\n");
+			"                  [-w MICROSECONDS] [-D N]\n");
 	exit(2);
 }
 
@@ -275,6 +284,7 @@ int main(int argc, char **argv)
 	double limit = 600, start;
 	int opt, watch_server = 0, watch = -1, excl = 0, stop_at_first = 0, dira, dirb, dirs = -1, view, first_err = 0;
 	unsigned long drop_every = 0;
+	unsigned int pause_us = 0;
 	enum victim victim = V_NATIVE;
 	enum plant plant = P_DIR;
 	char test[256], first_wrong[160] = "";
@@ -282,7 +292,7 @@ int main(int argc, char **argv)
 	pid_t pid;
 	int status;
 
-	while ((opt = getopt(argc, argv, "a:b:s:iv:p:n:t:xel:D:")) != -1) {
+	while ((opt = getopt(argc, argv, "a:b:s:iv:p:n:t:xel:w:D:")) != -1) {
 		switch (opt) {
 		case 'a': dir_a = optarg; break;
 		case 'b': dir_b = optarg; break;
@@ -295,6 +305,7 @@ int main(int argc, char **argv)
 		case 'x': excl = 1; break;
 		case 'e': stop_at_first = 1; break;
 		case 'l': label = optarg; break;
+		case 'w': pause_us = (unsigned int)strtoul(optarg, NULL, 10); break;
 		case 'D': drop_every = strtoul(optarg, NULL, 10); break;
 		default: usage();
 		}
@@ -387,7 +398,7 @@ int main(int argc, char **argv)
 		bd->moved_ino = 0;
 		bd->planted_ino = 0;
 		publish(&bd->round, r);
-		fd = victim_call(victim, dira, name, excl, &created);
+		fd = victim_call(victim, dira, name, excl, &created, pause_us);
 		atomic_store(&bd->done, r);
 		wait_until_eq(&bd->ack, r);
 
