@@ -282,9 +282,10 @@ int main(int argc, char **argv)
 	unsigned long rounds = 10000, r, moves = 0, wrong_fd = 0, wrong_created = 0;
 	unsigned long errors = 0, wrong_server = 0;
 	double limit = 600, start;
-	int opt, watch_server = 0, watch = -1, excl = 0, stop_at_first = 0, dira, dirb, dirs = -1, view, first_err = 0;
-	unsigned long drop_every = 0;
+	int opt, excl = 0, stop_at_first = 0, dira, dirb, dirs = -1, view, first_err = 0;
+	int watch_server = 0, watch = -1;
 	unsigned int pause_us = 0;
+	unsigned long drop_every = 0;
 	enum victim victim = V_NATIVE;
 	enum plant plant = P_DIR;
 	char test[256], first_wrong[160] = "";
