@@ -463,6 +463,9 @@ int main(int argc, char **argv)
 	       "%lu not on the server, %lu errors%s%s\n", test, r, now() - start, moves,
 	       wrong_fd, wrong_created, wrong_server, errors, first_err ? ", first: " : "",
 	       first_err ? t_errname(first_err) : "");
+	if (victim != V_NAIVE && r < rounds)
+		printf("# %s: the %.0f s bound stopped it at %lu of %lu rounds\n", test, limit, r,
+		       rounds);
 	if (victim == V_NAIVE) {
 		if (wrong_fd + wrong_created > 0) {
 			printf("# %s: first: %s\n", test, first_wrong);
