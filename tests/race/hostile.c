@@ -9,7 +9,8 @@
  *
  * Every attacker counts HITS (not crashes) and prints one line
  *   # RESULT arena=A variant=hostile-NAME fs=F rounds=N hits=H escapes=C
- *     wrong=W removed=R stranded=S leftovers=L refused=F errors=E seconds=T
+ *     wrong=W removed=R stranded=S probes=P leftovers=L refused=F errors=E
+ *     seconds=T
  * (the fields tests/race/torture tabulates), then PASS when hits, leftovers
  * and unexpected errors are all 0, else FAIL; SKIP when it cannot run here.
  * The victim is root (umask 0); the attacker is uid 65534 (-u).
@@ -2288,18 +2289,18 @@ static void report(const struct attack *at, int status, struct result *res)
 		return;
 	}
 	printf("# RESULT arena=%s variant=hostile-%s fs=%s rounds=%lu hits=%lu escapes=%lu "
-	       "wrong=%lu removed=%lu stranded=%lu enoent=%lu leftovers=%lu excused=%lu refused=%lu "
-	       "errors=%lu reported=%lu created=%lu inplace=%lu moves=%lu seconds=%.1f %s\n",
+	       "wrong=%lu removed=%lu stranded=%lu probes=%lu enoent=%lu leftovers=%lu excused=%lu "
+	       "refused=%lu errors=%lu reported=%lu created=%lu inplace=%lu moves=%lu seconds=%.1f "
+	       "%s\n",
 	       res->arena[0] ? res->arena : "-", at->name, res->fs[0] ? res->fs : "?",
 	       res->rounds, res->hits, res->escapes, res->wrong, res->removed, res->stranded,
-	       res->enoent, res->leftovers, res->excused, res->refused, res->errors, res->reported,
-	       res->created,
-	       res->inplace, res->moves,
-	       res->seconds, res->note);
+	       res->probes, res->enoent, res->leftovers, res->excused, res->refused, res->errors,
+	       res->reported, res->created, res->inplace, res->moves, res->seconds, res->note);
 	T_CHECK(name, !res->hits && res->leftovers == res->excused && !res->errors && res->rounds,
 		"%lu rounds: %lu hits (%lu escapes, %lu wrong, %lu removed, %lu stranded, "
-		"%lu ENOENT), %lu leftovers, %lu unexpected errors%s%s", res->rounds, res->hits,
-		res->escapes, res->wrong, res->removed, res->stranded, res->enoent, res->leftovers,
+		"%lu probes, %lu ENOENT), %lu leftovers, %lu unexpected errors%s%s", res->rounds,
+		res->hits, res->escapes, res->wrong, res->removed, res->stranded, res->probes,
+		res->enoent, res->leftovers,
 		res->errors, res->note[0] ? ": " : "", res->note);
 }
 
