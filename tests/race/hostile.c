@@ -2300,8 +2300,7 @@ static void report(const struct attack *at, int status, struct result *res)
 		"%lu rounds: %lu hits (%lu escapes, %lu wrong, %lu removed, %lu stranded, "
 		"%lu probes, %lu ENOENT), %lu leftovers, %lu unexpected errors%s%s", res->rounds,
 		res->hits, res->escapes, res->wrong, res->removed, res->stranded, res->probes,
-		res->enoent, res->leftovers,
-		res->errors, res->note[0] ? ": " : "", res->note);
+		res->enoent, res->leftovers, res->errors, res->note[0] ? ": " : "", res->note);
 }
 
 static void usage(void)

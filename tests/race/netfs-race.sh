@@ -20,9 +20,8 @@
 # first; a naive one stops at its first catch, or after SECONDS. Every
 # 2000 rounds the guest drops its dentry and inode caches (netfs_race -D:
 # on NFSv3 of an ext4 the rounds slow down by half in 10^4 rounds without
-# it). Prints PASS, FAIL or
-# SKIP lines; exits 1 if any FAIL. Called by tests/suites/80-race and
-# tests/race/torture.
+# it). Prints PASS, FAIL or SKIP lines; exits 1 if any FAIL. Called by
+# tests/suites/80-race and tests/race/torture.
 secs=${1:?seconds} rounds=${2:?rounds}
 bin=${OCDIR_NETFS_RACE_BIN:-build/race/netfs_race}
 srv=/run/ocdir/netfs/srv
