@@ -44,11 +44,17 @@
  * gets the wrong one, and spends no CPU on misses (under TCG one SMB
  * round took 25 requests, most of them B's misses). It knows no more than
  * a client polling the directory would, only sooner.
- * -D N drops the machine's dentry and inode caches every N rounds, between
- * two rounds (needs root; the guest's own servers): on NFSv3 of an ext4
- * the rounds slow down as the removed names' dentries and inodes pile up
- * (measured 2026-12-06 under TCG: 100 rounds/s in the first 25 s, 53 after
- * 100 s, back to 99 after a drop), which would halve a 10^4-round run.
+ * -D N drops the machine's page, dentry and inode caches every N rounds,
+ * between two rounds (needs root; the guest's own servers). On NFSv3 of an
+ * ext4 the rounds slow down as the removed names' inodes pile up in the
+ * clients: ext4 gives each new inode the number of one just removed, NFS
+ * hashes its inodes by that number (the fileid), and every lookup walks a
+ * hash chain of the stale inodes with that fileid. A planted symlink's
+ * inode also holds a page (the NFS client caches the target it sent), and
+ * an inode with pages is off the inode LRU, so dropping dentries and
+ * inodes alone ("2") frees none of them: measured 2026-12-07 under TCG
+ * with "2", 89 rounds/s in the first 120 s, 40 after 360 s, 23 on average
+ * over an hour, with one client inode more per round.
  *
  * Each round starts with the name absent, so the first entry that appears
  * there is the one A's call made; B moves at most one entry a round. A
@@ -255,13 +261,16 @@ static void clean_round(int dir, unsigned int r)
 	unlinkat(dir, moved, AT_REMOVEDIR);
 }
 
-/* Between two rounds (-D): the dentries and inodes of every removed name. */
+/*
+ * Between two rounds (-D): the dentries and inodes of every removed name,
+ * and first the pages that keep a symlink's inode off the inode LRU.
+ */
 static void drop_caches(void)
 {
 	int fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
 
 	if (fd >= 0) {
-		if (write(fd, "2", 1) != 1)
+		if (write(fd, "3", 1) != 1)
 			perror("netfs_race: drop_caches");
 		close(fd);
 	}
