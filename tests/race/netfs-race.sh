@@ -1,8 +1,9 @@
 #!/bin/sh
-# tests/race/netfs-race.sh SECONDS ROUNDS - in a guest booted with
+# tests/race/netfs-race.sh SECONDS ROUNDS [FS...] - in a guest booted with
 # vm/run --netfs (vm/netfs-up): tests/race/netfs_race on each network
-# filesystem, client A (the victim) on the -b mount, client B (the
-# attacker) on the other, the server's own directory to check against:
+# filesystem (or only the FS named: nfs4, nfs3, smb), client A (the
+# victim) on the -b mount, client B (the attacker) on the other, the
+# server's own directory to check against:
 #   native x {dir, symlink}: 0 wrong fds, 0 wrong "created" (FAIL if any)
 #   naive x {dir, symlink} (mkdirat, then openat by name): must be caught
 #          (FAIL if never). On NFS bare, within a second. On SMB (cifs)
@@ -18,11 +19,20 @@
 # server made A's directory, and spends no time on misses.
 # Each native variant runs ROUNDS rounds or SECONDS seconds, whichever ends
 # first; a naive one stops at its first catch, or after SECONDS. Every
-# 2000 rounds the guest drops its dentry and inode caches (netfs_race -D:
-# on NFSv3 of an ext4 the rounds slow down by half in 10^4 rounds without
-# it). Prints PASS, FAIL or SKIP lines; exits 1 if any FAIL. Called by
+# 2000 rounds the guest drops its page, dentry and inode caches (netfs_race
+# -D: on NFSv3 of an ext4 the clients' stale inodes share the fileids ext4
+# reuses, and the rounds slow down by half in 10^4 rounds without it).
+# Prints PASS, FAIL or SKIP lines; exits 1 if any FAIL. Called by
 # tests/suites/80-race and tests/race/torture.
 secs=${1:?seconds} rounds=${2:?rounds}
+shift 2
+for f; do
+	case $f in nfs4 | nfs3 | smb) ;; *)
+		echo "netfs-race.sh: unknown filesystem '$f' (nfs4, nfs3 or smb)" >&2
+		exit 2 ;;
+	esac
+done
+only=" $* "
 bin=${OCDIR_NETFS_RACE_BIN:-build/race/netfs_race}
 srv=/run/ocdir/netfs/srv
 st=$(cat /run/ocdir/netfs/status 2>/dev/null)
@@ -30,9 +40,10 @@ if [ "$st" != ok ]; then
 	echo "FAIL: netfs race: the guest's NFS and SMB servers are not up: $st"
 	exit 1
 fi
-rc=0
+rc=0 ran=0
 # vm/netfs-up's list: NAME, the export under $srv, the clients' type.
 while read -r fs back type <&3; do
+	case $only in "  " | *" $fs "*) ran=$((ran + 1)) ;; *) continue ;; esac
 	d=race.$$
 	if ! mkdir "/mnt/$fs/$d" || ! chmod 0777 "/mnt/$fs/$d"; then
 		echo "FAIL: netfs race $fs: cannot make /mnt/$fs/$d"
@@ -52,4 +63,8 @@ while read -r fs back type <&3; do
 	done
 	rm -rf "/mnt/$fs/$d"
 done 3</run/ocdir/netfs/mounts
+if [ $ran -eq 0 ]; then
+	echo "FAIL: netfs race: no mounted filesystem is among:$only"
+	rc=1
+fi
 exit $rc
