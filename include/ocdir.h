@@ -370,10 +370,14 @@ typedef int (*ocdir_setup_fn)(int fd, const char *path, unsigned int flags,
  * disappearing gets another staged try, 8 in all, then EAGAIN.
  *
  * If setup fails, what the call made is removed through descriptors it
- * holds: the contents through the new directory's descriptor (no symlink
- * followed, no mount entered), the directory by name only once the name
- * is shown to lead to that same inode. The parent's descriptor is taken
- * before setup runs, so the removal needs no new descriptor.
+ * holds. setup may have given the directory away (owner, group, ACL,
+ * mode), so it is first taken back (the caller's owner and group, no ACL,
+ * mode 0700), then moved off its public name where it was made there
+ * (into a new private staging directory, else a hidden random name), then
+ * emptied through its descriptor (no symlink followed, no mount entered;
+ * each subdirectory others could write taken back too) and removed by
+ * name only once the name is shown to lead to that same inode. The
+ * parent's descriptor is taken before setup runs.
  *
  * setup may be NULL (then this is ocdir_openat2); it is called once, with
  * OCDIR_SETUP_LEAF, if the call creates the directory. how, size,
@@ -382,7 +386,13 @@ typedef int (*ocdir_setup_fn)(int fd, const char *path, unsigned int flags,
  *
  * Returns a new descriptor, or -1 with errno as ocdir_openat2, and also:
  *   (any)       the negative value setup returned (-1 to -4095), as a
- *               positive errno.
+ *               positive errno; what the call made is removed.
+ *   (removal)   setup failed and what it made could not be removed
+ *               (ENOTEMPTY, EBUSY, EPERM, EACCES, ...: a mount point,
+ *               an immutable file, another user's subdirectory inside):
+ *               this error instead of setup's. The directory then stays,
+ *               emptied as far as the caller may, under a hidden
+ *               ".ocdir-stage.*" name in the parent, never at its name.
  *   EIO         setup returned a value below -4095.
  *   EEXIST      O_EXCL and the name exists (nothing set up).
  *   EOPNOTSUPP  the parent is shared and the filesystem or an LSM refuses
@@ -464,7 +474,14 @@ int ocdir_prepare(int dirfd, const char *path, const struct ocdir_how *how,
  * ocdir_publish - move a prepared directory to its destination name, in one
  * step (renameat2 RENAME_NOREPLACE), and remove the staging directory.
  *
- * Returns 0 and frees `prepared`, or returns -1 with errno and leaves
+ * A call that takes a handle (publish, discard) frees it exactly when it
+ * returns 0; after -1 the handle is valid and the call may be repeated.
+ *
+ * Returns 0 and frees `prepared` once the directory is at its name. The
+ * empty staging directory is removed then: errno is 0 if it was, else
+ * it says why that empty 0700 directory of the caller's stays (ENOENT:
+ * moved out of the parent by someone else; the rmdir(2) error, e.g.
+ * EACCES: left in the parent). Or returns -1 with errno and leaves
  * `prepared` valid (the caller may retry later or call ocdir_discard):
  *   EEXIST   something now exists at the destination name.
  *   EINVAL   the filesystem does not support RENAME_NOREPLACE (no
@@ -485,21 +502,24 @@ int ocdir_publish(struct ocdir_prepared *prepared);
  * The removal is iterative and holds at most three descriptors of its own,
  * whatever the depth of the tree.
  *
- * Returns 0 and frees `prepared`, or returns -1 with errno:
+ * Returns 0 and frees `prepared` once nothing of the prepared tree is
+ * left. errno is then 0 if the empty staging directory was removed too;
+ * otherwise it says why that directory (empty, 0700, the caller's; the
+ * one thing that can remain) stays: ENOENT, someone who can write the
+ * parent moved it out (moved to another name in the parent, it is found
+ * by its inode and removed); the error of rmdir(2), e.g. EACCES when the
+ * parent's owner took away write permission. Nothing is to be retried
+ * then: `prepared` is gone.
+ *
+ * Or returns -1 with errno, `prepared` still valid and the call
+ * repeatable (what was removed stays removed):
  *   EBUSY, EMFILE, EACCES, ... (the errors of unlinkat(2), openat(2) and
  *            getdents(2); EBUSY for a mount point inside): something in the
- *            prepared tree could not be removed. `prepared` stays valid:
- *            what was removed stays removed, and the call can be repeated
- *            (after closing descriptors, say).
- *   ESTALE   a directory of the tree was moved while it was being removed;
- *            `prepared` stays valid.
- *   ENOENT   the tree is gone but someone had moved the staging directory
- *            out of the parent (it is empty and stays where they put it;
- *            moved to another name in the parent, it is found by its inode
- *            and removed); `prepared` is freed.
- *   the errors of rmdir(2)  the tree is gone but the empty staging
- *            directory could not be removed; it stays, `prepared` is freed.
- * A NULL prepared returns 0.
+ *            prepared tree could not be removed; repeat the call (after
+ *            closing descriptors, say).
+ *   ESTALE   a directory of the tree was moved while it was being removed.
+ * A prepared directory that root or the caller removed or moved out of
+ * the staging directory counts as gone. A NULL prepared returns 0.
  */
 int ocdir_discard(struct ocdir_prepared *prepared);
 

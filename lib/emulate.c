@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -145,30 +146,152 @@ static int owned_by_caller(int dirfd, const struct stat *st)
 }
 
 /* What stage_is_ours() says of a directory. */
-enum { STAGE_NOT_OURS, STAGE_OURS, STAGE_EXTRA_BITS };
+enum { STAGE_NOT_OURS, STAGE_OURS, STAGE_EXTRA_BITS, STAGE_UNPROVEN };
+
+/* The longest default ACL compared: 255 entries (4 + 8 * 255 bytes). */
+#define OC_ACL_MAX 2048
+
+/*
+ * What a directory our mkdirat makes in a parent must show, read before
+ * it is made: born no earlier than t0, and the group, setgid bit and
+ * default ACL that the parent hands to every new directory.
+ */
+struct stage_expect {
+	struct timespec t0;
+	int sync;		/* statx flags: a server's times are asked for afresh */
+	struct stat parent;
+	ssize_t acl_len;	/* the parent's default ACL; 0: none */
+	char acl[OC_ACL_MAX];
+};
+
+static int server_decides_modes(int dirfd);
+
+/*
+ * Before anything is made in parentfd: t0 is the time no earlier than
+ * which what we make is born. On a local filesystem the coarse clock the
+ * kernel stamps inodes with; where a server keeps the times, the parent's
+ * own mtime as the server shows it (its clock, not ours): whatever was in
+ * the parent before has a birth time no later than the parent's last change.
+ */
+static int stage_expect_read(int parentfd, struct stage_expect *ex)
+{
+	struct statx sx;
+
+	if (fstat(parentfd, &ex->parent) < 0)
+		return -errno;
+	ex->sync = AT_STATX_SYNC_AS_STAT;
+	if (server_decides_modes(parentfd)) {
+		ex->sync = AT_STATX_FORCE_SYNC;
+		if (statx(parentfd, "", AT_EMPTY_PATH | ex->sync, STATX_MTIME, &sx) < 0)
+			return -errno;
+		ex->t0.tv_sec = sx.stx_mtime.tv_sec;
+		ex->t0.tv_nsec = sx.stx_mtime.tv_nsec;
+	} else {
+		clock_gettime(CLOCK_REALTIME_COARSE, &ex->t0);
+	}
+	ex->acl_len = oc_default_acl(parentfd, ex->acl, sizeof(ex->acl));
+	/* Too long to compare (ERANGE) or unreadable: nothing can match it. */
+	return ex->acl_len < 0 ? -EOPNOTSUPP : 0;
+}
+
+/*
+ * Was a directory with birth time b born at t0 or later? Compared at the
+ * resolution the filesystem stored b with: one that keeps whole seconds
+ * or hundredths of a second stores zeros below them, and t0 is cut to the
+ * same.
+ */
+static int born_since(const struct statx_timestamp *b, const struct timespec *t0)
+{
+	long unit = 1, t0_nsec = t0->tv_nsec;
+
+	while (unit < 1000000000L && b->tv_nsec % (unit * 10) == 0)
+		unit *= 10;
+	t0_nsec -= t0_nsec % unit;
+	return b->tv_sec > t0->tv_sec ||
+	       (b->tv_sec == t0->tv_sec && (long)b->tv_nsec >= t0_nsec);
+}
+
+/* Does the directory fd (readable) hold nothing but "." and ".."? */
+static int dir_is_empty(int fd)
+{
+	char buf[256];
+	long n, off;
+
+	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		for (off = 0; off < n;) {
+			/* struct linux_dirent64: d_ino, d_off, d_reclen, d_type, d_name */
+			unsigned short reclen;
+			const char *dname = buf + off + 19;
+
+			memcpy(&reclen, buf + off + 16, sizeof(reclen));
+			if (strcmp(dname, ".") && strcmp(dname, ".."))
+				return 0;
+			off += reclen;
+		}
+	}
+	return n == 0;
+}
+
+/*
+ * What a readable descriptor of a new staging directory shows inside: the
+ * parent's default ACL, and no entry.
+ */
+static int stage_inside_ok(int fd, const struct stage_expect *ex)
+{
+	char acl[OC_ACL_MAX];
+	ssize_t n = oc_default_acl(fd, acl, sizeof(acl));
+
+	if (n != ex->acl_len || (n > 0 && memcmp(acl, ex->acl, (size_t)n)))
+		return 0;
+	return dir_is_empty(fd);
+}
 
 /*
  * Is fd, just opened at `name` in parentfd, the staging directory our
  * mkdirat made there? Someone who can write to the parent may have put
- * another directory at the name in between, so it is judged by identity,
- * not by ownership alone: the name still leads to it, it is empty (a
- * filesystem that does not count links says 1), its owner is the one this
- * filesystem shows for what we create, and it has no permission bit
- * beyond the 0700 it was made with and the group and other bits in
- * `server_bits` (the umask and a default ACL only take bits away; with an
- * ACL the group bits are its mask). STAGE_EXTRA_BITS: all of that but the
- * last, group or other bits `server_bits` does not have.
+ * another directory at the name in between (an exchange needs no
+ * permission on the directory it brings), so it is judged by identity,
+ * never by ownership alone, before anything is done to it:
+ *   - the name still leads to it, and its owner is the one this
+ *     filesystem shows for what we create;
+ *   - it is new: born at ex->t0 or later (statx birth time). Where the
+ *     filesystem has no birth time nothing is proven: STAGE_UNPROVEN;
+ *   - it has the group, setgid bit and default ACL a new directory gets
+ *     in this parent (no set-user-ID or sticky bit);
+ *   - it is empty, by getdents (a link count only shows that it has no
+ *     subdirectories). An O_PATH fd, which the umask leaves us when it
+ *     took the owner's read bit, is looked into (ACL, entries) only once
+ *     the chmod that its proven birth allows has made it readable;
+ *   - it has no permission bit beyond the 0700 it was made with and the
+ *     group and other bits in `server_bits` (the umask and a default ACL
+ *     only take bits away; with an ACL the group bits are its mask).
+ * STAGE_EXTRA_BITS: all of that but the last, group or other bits
+ * `server_bits` does not have.
  */
 static int stage_is_ours(int parentfd, const char *name, int fd, struct stat *st,
-			 mode_t server_bits)
+			 const struct stage_expect *ex, mode_t server_bits)
 {
+	const struct stat *pst = &ex->parent;
 	struct stat byname;
+	struct statx sx;
 
-	if (fstat(fd, st) < 0 || !S_ISDIR(st->st_mode) || st->st_nlink > 2 ||
+	if (fstat(fd, st) < 0 || !S_ISDIR(st->st_mode) ||
 	    (st->st_mode & (S_ISUID | S_ISVTX)))
 		return STAGE_NOT_OURS;
 	if (fstatat(parentfd, name, &byname, AT_SYMLINK_NOFOLLOW) < 0 ||
 	    !oc_same_inode(st, &byname) || !owned_by_caller(parentfd, st))
+		return STAGE_NOT_OURS;
+	if (statx(fd, "", AT_EMPTY_PATH | ex->sync, STATX_BTIME, &sx) < 0 ||
+	    !(sx.stx_mask & STATX_BTIME))
+		return STAGE_UNPROVEN;
+	if (!born_since(&sx.stx_btime, &ex->t0))
+		return STAGE_NOT_OURS;
+	/* The parent's setgid bit passes on its group and itself; else ours. */
+	if ((pst->st_mode & S_ISGID) ?
+	    !(st->st_mode & S_ISGID) || st->st_gid != pst->st_gid :
+	    (st->st_mode & S_ISGID) || (st->st_gid != pst->st_gid && st->st_gid != oc_fsgid()))
+		return STAGE_NOT_OURS;
+	if (!(fcntl(fd, F_GETFL) & O_PATH) && !stage_inside_ok(fd, ex))
 		return STAGE_NOT_OURS;
 	if (st->st_mode & ~server_bits & (S_IRWXG | S_IRWXO))
 		return STAGE_EXTRA_BITS;
@@ -281,18 +404,23 @@ static int server_added_bits(int parentfd, mode_t *bits, int *proven)
  * caller removes it): OC_STAGE_LOST_SETGID, that chmod (by a caller
  * outside the directory's group) cleared the setgid bit it inherited from
  * the parent, which only our own chmod can do; OC_STAGE_NOT_PRIVATE, the
- * server kept bits that let others in. *made_mode is its mode as mkdirat
- * made it (0700 less the umask or what a default ACL allows the owner),
- * which a new directory in it also gets.
+ * server kept bits that let others in; OC_STAGE_NOT_PROVEN, no birth time
+ * tells it from an old directory exchanged in (it is not changed).
+ * *made_mode is its mode as mkdirat made it (0700 less the umask or what a
+ * default ACL allows the owner), which a new directory in it also gets.
  */
 int oc_stage_create(int parentfd, int *stagefd, char *name, size_t size,
 		    int *unusable, mode_t *made_mode)
 {
 	mode_t server_bits = 0;
+	struct stage_expect ex;
 	struct stat st;
-	int i, fd, r, had_setgid, made = 0, looked = 0, proven = 0;
+	int i, fd, rfd, r, had_setgid, made = 0, looked = 0, proven = 0;
 
 	*unusable = 0;
+	r = stage_expect_read(parentfd, &ex);
+	if (r)
+		return r;
 	for (i = 0; i < OC_RACE_RETRIES; i++) {
 		/*
 		 * After a look that found something else at our name, look at
@@ -321,7 +449,7 @@ int oc_stage_create(int parentfd, int *stagefd, char *name, size_t size,
 			unlinkat(parentfd, name, AT_REMOVEDIR);
 			return fd;
 		}
-		r = stage_is_ours(parentfd, name, fd, &st, server_bits);
+		r = stage_is_ours(parentfd, name, fd, &st, &ex, server_bits);
 		/*
 		 * Bits our own 0700 did not ask for: the server's doing if a
 		 * directory made for the look gets them too. One look a call:
@@ -339,7 +467,18 @@ int oc_stage_create(int parentfd, int *stagefd, char *name, size_t size,
 				oc_stage_remove(parentfd, fd, name);
 				return r;
 			}
-			r = stage_is_ours(parentfd, name, fd, &st, server_bits);
+			r = stage_is_ours(parentfd, name, fd, &st, &ex, server_bits);
+		}
+		/*
+		 * No birth time here: nothing tells our directory from an old
+		 * one exchanged in, so none is taken. The caller removes it
+		 * where the name leads to it (an empty directory, which
+		 * whoever can write this parent could remove anyway).
+		 */
+		if (r == STAGE_UNPROVEN) {
+			*unusable = OC_STAGE_NOT_PROVEN;
+			*stagefd = fd;
+			return 0;
 		}
 		if (r != STAGE_OURS) {
 			close(fd);
@@ -367,6 +506,21 @@ int oc_stage_create(int parentfd, int *stagefd, char *name, size_t size,
 				*unusable = OC_STAGE_NOT_PRIVATE;
 			else if (had_setgid && !(st.st_mode & S_ISGID))
 				*unusable = OC_STAGE_LOST_SETGID;
+		}
+		/*
+		 * Opened O_PATH (the umask took the owner's read bit): proven
+		 * new, now ours to read; stage_is_ours() could not look inside.
+		 */
+		if (fcntl(fd, F_GETFL) & O_PATH) {
+			rfd = oc_openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+			if (rfd < 0 || !stage_inside_ok(rfd, &ex)) {
+				if (rfd >= 0)
+					close(rfd);
+				oc_stage_remove(parentfd, fd, name);
+				return rfd < 0 ? rfd : -EAGAIN;
+			}
+			close(fd);
+			fd = rfd;
 		}
 		*stagefd = fd;
 		return 0;
@@ -672,7 +826,7 @@ again:
 	 */
 	if (unusable) {
 		oc_stage_remove(parentfd, stagefd, stagename);
-		if (unusable == OC_STAGE_NOT_PRIVATE)
+		if (unusable != OC_STAGE_LOST_SETGID)
 			return oc_create_weak(parentfd, last, req, oflags);
 		return setgid_lost(parentfd, last, req, oflags, req->mode & made);
 	}

@@ -56,6 +56,8 @@ int oc_renameat2(int olddirfd, const char *oldpath, int newdirfd,
 		 const char *newpath, unsigned int flags);
 int oc_mount_id(int fd, uint64_t *id);
 uid_t oc_fsuid(void);
+gid_t oc_fsgid(void);
+ssize_t oc_default_acl(int fd, char *buf, size_t size);
 int oc_chmod_fd(int fd, mode_t mode);
 int oc_created_query(int fd);
 
@@ -88,6 +90,7 @@ int oc_is_dot_name(const char *last);
 void oc_random_name(char *buf, size_t size, const char *prefix);
 #define OC_STAGE_LOST_SETGID 1	/* oc_stage_create's *unusable */
 #define OC_STAGE_NOT_PRIVATE 2
+#define OC_STAGE_NOT_PROVEN 3	/* no birth time: not provably new */
 int oc_stage_create(int parentfd, int *stagefd, char *stagename, size_t size,
 		    int *unusable, mode_t *made_mode);
 int oc_stage_remove(int parentfd, int stagefd, const char *stagename);

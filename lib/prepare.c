@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -172,19 +173,33 @@ static int publish_rename(struct ocdir_prepared *p)
 	return r;
 }
 
+/*
+ * The end of a handle: once the directory is published or its tree gone,
+ * only the empty staging directory is left to remove. p is freed whatever
+ * that says, and the call succeeds: errno tells the caller whether the
+ * staging directory stays (the header's "leftover"), 0 if it does not.
+ */
+static int prepared_end(struct ocdir_prepared *p)
+{
+	int r = oc_stage_remove(p->parentfd, p->stagefd, p->stagename);
+
+	close(p->parentfd);
+	prepared_free(p);
+	errno = -r;
+	return 0;
+}
+
 OC_EXPORT int ocdir_publish(struct ocdir_prepared *p)
 {
 	int r;
 
 	if (!p)
 		return oc_result(-EFAULT);
+	/* Until the rename is done, p is the caller's to retry or discard. */
 	r = publish_rename(p);
 	if (r < 0)
 		return oc_result(r);
-	oc_stage_remove(p->parentfd, p->stagefd, p->stagename);
-	close(p->parentfd);
-	prepared_free(p);
-	return 0;
+	return prepared_end(p);
 }
 
 /* One directory on the way down from the one being emptied: how to come back. */
@@ -202,6 +217,36 @@ struct oc_dirent64 {
 	unsigned char d_type;
 	char d_name[];
 };
+
+/*
+ * Make the directory fd ours alone again before it is emptied: owner and
+ * group the caller's, no ACL, mode 0700. Whoever a setup gave it to (an
+ * owner, a group, an ACL entry, a mode that lets others in) could
+ * otherwise fill it as fast as it is emptied, through a descriptor or a
+ * working directory it holds. Best effort: what the caller may not change
+ * stays (then the removal may fail, and says so).
+ */
+static void take_back(int fd)
+{
+	uid_t uid = oc_fsuid();
+	gid_t gid = oc_fsgid();
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return;
+	if (st.st_uid != uid || st.st_gid != gid)
+		(void)!fchown(fd, uid, gid);
+	fremovexattr(fd, "system.posix_acl_access");
+	fremovexattr(fd, "system.posix_acl_default");
+	if ((st.st_mode & 07777) != 0700)
+		oc_chmod_fd(fd, 0700);
+}
+
+/* Could someone but the caller put entries in a directory that shows st? */
+static int others_may_write(const struct stat *st)
+{
+	return st->st_uid != oc_fsuid() || (st->st_mode & (S_IWGRP | S_IWOTH));
+}
 
 /*
  * Find the next entry of the directory fd to remove and remove it if it is
@@ -248,6 +293,8 @@ static int clear_step(int fd, dev_t dev, int *sub, char **subname)
 					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
 			if (*sub < 0)
 				return *sub;
+			if (others_may_write(&st))
+				take_back(*sub);
 			*subname = strdup(de->d_name);
 			if (!*subname) {
 				close(*sub);
@@ -344,24 +391,102 @@ static int remove_contents(int top)
 
 /*
  * Remove the directory fd (held by the caller), made at `name` in parentfd,
- * with whatever was put in it: its contents through fd, then the directory
- * by name, only once the name is shown to lead to that very inode. Never a
- * look-up of the name to find what to empty. Needs no descriptor beyond
- * the two of remove_contents().
+ * with whatever was put in it: taken back (take_back()), its contents
+ * removed through fd, then the directory by name, only once the name is
+ * shown to lead to that very inode. Never a look-up of the name to find
+ * what to empty. A directory refilled between the emptying and the rmdir
+ * (by someone who held a way in before it was taken back) is emptied
+ * again, a few times. Needs no descriptor beyond the two of
+ * remove_contents().
  */
 static int remove_made_at(int parentfd, const char *name, int fd)
 {
 	struct stat byfd, byname;
-	int r = remove_contents(fd);
+	int i, r = 0;
 
+	take_back(fd);
+	for (i = 0; i < OC_RACE_RETRIES; i++) {
+		r = remove_contents(fd);
+		if (r < 0)
+			return r;
+		if (fstat(fd, &byfd) < 0)
+			return -errno;
+		if (fstatat(parentfd, name, &byname, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !oc_same_inode(&byfd, &byname))
+			return -ESTALE;
+		if (unlinkat(parentfd, name, AT_REMOVEDIR) == 0)
+			return 0;
+		r = -errno;
+		if (r != -ENOTEMPTY && r != -EEXIST)
+			return r;
+	}
+	return r;
+}
+
+/*
+ * Where no staging directory can be made (or proven ours): off its public
+ * name all the same, to a random hidden name in the parent (only while the
+ * name leads to fd), and removed there. Returns as remove_made_at(); not
+ * removed, it stays at the hidden name (or, if the rename was refused, at
+ * its name).
+ */
+static int remove_at_hidden_name(int parentfd, const char *name, int fd)
+{
+	struct stat byfd, byname;
+	char hidden[64];
+	int r;
+
+	oc_random_name(hidden, sizeof(hidden), ".ocdir-stage");
+	r = fstat(fd, &byfd) < 0 ? -errno :
+	    fstatat(parentfd, name, &byname, AT_SYMLINK_NOFOLLOW) < 0 ? -errno :
+	    !oc_same_inode(&byfd, &byname) ? -ESTALE :
+	    oc_renameat2(parentfd, name, parentfd, hidden, RENAME_NOREPLACE);
+	/* No RENAME_NOREPLACE: a name of 64 random bits is nobody's. */
+	if (r == -EINVAL || r == -ENOSYS)
+		r = renameat(parentfd, name, parentfd, hidden) < 0 ? -errno : 0;
+	return remove_made_at(parentfd, r < 0 ? name : hidden, fd);
+}
+
+/*
+ * Remove the directory fd that setup had, made at `name` in parentfd,
+ * where others may see that name (in place: a private parent is still
+ * seen by its owner and root, a shared one with the weak option by all).
+ * setup may have given it away, so it is first taken back and moved out
+ * of its public name into a new private staging directory (only while the
+ * name leads to it), then removed there with the staging directory.
+ * Returns 0, or -errno when it could not be removed: it then stays hidden
+ * in that staging directory (or under a hidden name in the parent where
+ * none could be made: remove_at_hidden_name()), emptied as far as the
+ * caller may; at its name only where the rename itself was refused.
+ */
+static int remove_from_public_name(int parentfd, const char *name, int fd)
+{
+	char stagename[64];
+	struct stat byfd, byname;
+	int stagefd, unusable, r;
+	mode_t made;
+
+	take_back(fd);
+	r = oc_stage_create(parentfd, &stagefd, stagename, sizeof(stagename),
+			    &unusable, &made);
+	/* No birth time proves the staging directory ours: not a place to use. */
+	if (!r && unusable == OC_STAGE_NOT_PROVEN) {
+		oc_stage_remove(parentfd, stagefd, stagename);
+		r = -EOPNOTSUPP;
+	}
 	if (r < 0)
-		return r;
-	if (fstat(fd, &byfd) < 0)
-		return -errno;
-	if (fstatat(parentfd, name, &byname, AT_SYMLINK_NOFOLLOW) < 0 ||
-	    !oc_same_inode(&byfd, &byname))
-		return -ESTALE;
-	return unlinkat(parentfd, name, AT_REMOVEDIR) < 0 ? -errno : 0;
+		return remove_at_hidden_name(parentfd, name, fd);
+	r = fstat(fd, &byfd) < 0 ? -errno :
+	    fstatat(parentfd, name, &byname, AT_SYMLINK_NOFOLLOW) < 0 ? -errno :
+	    !oc_same_inode(&byfd, &byname) ? -ESTALE :
+	    oc_renameat2(parentfd, name, stagefd, name, RENAME_NOREPLACE);
+	/* No RENAME_NOREPLACE: the staging directory is new, empty and ours. */
+	if (r == -EINVAL || r == -ENOSYS)
+		r = renameat(parentfd, name, stagefd, name) < 0 ? -errno : 0;
+	r = r < 0 ? remove_made_at(parentfd, name, fd) : remove_made_at(stagefd, name, fd);
+	/* Still in it if the removal failed: the rmdir then fails and it stays. */
+	oc_stage_remove(parentfd, stagefd, stagename);
+	return r;
 }
 
 /*
@@ -388,17 +513,20 @@ OC_EXPORT int ocdir_discard(struct ocdir_prepared *p)
 {
 	int r;
 
-	if (!p)
+	if (!p) {
+		errno = 0;
 		return 0;
-	/* Keep p for a retry: the caller may free descriptors and call again. */
+	}
+	/*
+	 * Keep p for a retry while any of the tree is left: the caller may
+	 * free descriptors and call again. ENOENT: nothing is at the name in
+	 * our staging directory any more (an earlier try removed it, or the
+	 * caller or root moved it): there is no tree of ours left to remove.
+	 */
 	r = remove_tree(p->stagefd, p->name);
-	if (r < 0)
+	if (r < 0 && r != -ENOENT)
 		return oc_result(r);
-	/* Moved away by someone else (it is empty): say so, it stays there. */
-	r = oc_stage_remove(p->parentfd, p->stagefd, p->stagename);
-	close(p->parentfd);
-	prepared_free(p);
-	return oc_result(r);
+	return prepared_end(p);
 }
 
 /* ---- create with a setup step: ocdir_openat2_setup, ocdir_mkpath_setup ---- */
@@ -433,9 +561,11 @@ static int setup_in_place(int parentfd, const char *last, const char *shown,
 		return fd;
 	r = run_setup(setup, fd, shown, arg);
 	if (r < 0) {
-		remove_made_at(parentfd, last, fd);
+		int removed = remove_from_public_name(parentfd, last, fd);
+
 		close(fd);
-		return r;
+		/* A removal that fails is the call's answer: it says what stays. */
+		return removed < 0 ? removed : r;
 	}
 	return fd;
 }
@@ -465,9 +595,11 @@ static int setup_staged(int parentfd, const char *last, const char *shown,
 			r = -EOPNOTSUPP;
 	}
 	if (r < 0) {
-		remove_made_at(p.stagefd, last, fd);
+		int removed = remove_made_at(p.stagefd, last, fd);
+
 		close(fd);
-		fd = r;
+		/* Not removed: it stays hidden, in the staging directory. */
+		fd = removed < 0 ? removed : r;
 	}
 	oc_stage_remove(parentfd, p.stagefd, p.stagename);
 	return fd;

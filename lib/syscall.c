@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -103,6 +104,11 @@ uid_t oc_fsuid(void)
 	return (uid_t)setfsuid((uid_t)-1);
 }
 
+gid_t oc_fsgid(void)
+{
+	return (gid_t)setfsgid((gid_t)-1);
+}
+
 /*
  * fchmodat2(2) (Linux 6.6) changes the mode of what an O_PATH descriptor
  * refers to. Only its absence is remembered (ENOSYS cannot turn into
@@ -182,4 +188,56 @@ int oc_chmod_fd(int fd, mode_t mode)
 int oc_created_query(int fd)
 {
 	return (int)oc_ret(fcntl(fd, OC_F_CREATED_QUERY));
+}
+
+/* getxattrat(2), Linux 6.13: the same number on every architecture. */
+#ifndef SYS_getxattrat
+#define SYS_getxattrat 464
+#endif
+
+struct oc_xattr_args {
+	uint64_t value;
+	uint32_t size;
+	uint32_t flags;
+};
+
+#define OC_ACL_DEFAULT "system.posix_acl_default"
+
+/*
+ * The default ACL of the directory fd refers to (an O_PATH descriptor
+ * too), as the kernel stores it in the xattr: its length, 0 when it has
+ * none (or the filesystem has no ACLs), or -errno. What a directory made
+ * in it inherits as its own default ACL. For an O_PATH descriptor: the
+ * directory opened for reading through it, else getxattrat(2) (6.13),
+ * else the descriptor's entry in a verified procfs.
+ */
+ssize_t oc_default_acl(int fd, char *buf, size_t size)
+{
+	struct oc_xattr_args args = { (uint64_t)(uintptr_t)buf, (uint32_t)size, 0 };
+	char path[48];
+	ssize_t n;
+	int rfd;
+
+	n = fgetxattr(fd, OC_ACL_DEFAULT, buf, size);
+	if (n < 0 && errno == EBADF) {	/* O_PATH */
+		rfd = oc_openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+		if (rfd >= 0) {
+			n = fgetxattr(rfd, OC_ACL_DEFAULT, buf, size);
+			close(rfd);
+		} else {
+			n = syscall(SYS_getxattrat, fd, "", AT_EMPTY_PATH, OC_ACL_DEFAULT,
+				    &args, sizeof(args));
+			if (n < 0 && errno == ENOSYS) {
+				rfd = proc_fd_dir();
+				if (rfd < 0)
+					return rfd;
+				close(rfd);
+				snprintf(path, sizeof(path), "/proc/thread-self/fd/%d", fd);
+				n = getxattr(path, OC_ACL_DEFAULT, buf, size);
+			}
+		}
+	}
+	if (n < 0)
+		return errno == ENODATA || errno == EOPNOTSUPP ? 0 : -errno;
+	return n;
 }

@@ -90,8 +90,10 @@
  *  setcap-switch    the same with a file capability instead of setuid.
  *  discard-dest     finding 7. After ocdir_prepare() the attacker renames
  *                   the staging directory onto the destination name; publish
- *                   fails, then ocdir_discard(). Hit: discard says 0 while
- *                   something is left in the arena.
+ *                   fails, then ocdir_discard(). Hit: discard says 0 with
+ *                   errno 0 while something is left in the arena, or
+ *                   anything beyond the one empty staging directory a 0
+ *                   with errno set may name (issue 39).
  *  discard-deep     finding 7. A 1100-level prepared tree discarded under
  *                   RLIMIT_NOFILE 1024. Hit: anything left behind.
  *  landlock-refer   finding 6. Landlock grants MAKE_DIR but not REFER. Hits:
@@ -1256,6 +1258,7 @@ static int run_discard_dest(const struct attack *at, struct result *res)
 		rd = 0;
 		derr = 0;
 		if (rp < 0) {
+			errno = 0;
 			rd = ocdir_discard(p);
 			derr = errno;
 		}
@@ -1281,8 +1284,12 @@ static int run_discard_dest(const struct attack *at, struct result *res)
 		if (left && rp == 0) {
 			res->hits++;
 			res->leftovers += left;
-		} else if (left && rd == 0) {
-			res->hits++;	/* discard said everything went */
+		} else if (left && rd == 0 && (derr == 0 || left > 1)) {
+			/*
+			 * discard said everything went (errno 0), or left more
+			 * than the one empty staging directory it may name.
+			 */
+			res->hits++;
 			res->leftovers += left;
 		} else if (left) {
 			res->reported++;	/* discard said it failed: honest */
