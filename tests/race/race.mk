@@ -59,3 +59,27 @@ $(NETFS_RACE_BIN): tests/race/netfs_race.c tests/race/race.h tests/helpers.h inc
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  CC      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libocdir.a
+
+# tests/race/hostile3.c: the attackers of issue 39 (a retried handle, a
+# directory from before the call taken for staging, a given-away directory
+# left at its name). Linked with a mkdirat wrapper (the deterministic
+# exchange). `make hostile3-old HOSTILE_OLD=DIR` builds it against another
+# checkout's build/libocdir.a, as hostile-old does.
+HOSTILE3_BIN := $(BUILD)/race/hostile3
+HOSTILE3_LINK := -Wl,--wrap=mkdirat
+
+.PHONY: hostile3-bin hostile3-old
+all: hostile3-bin
+hostile3-bin: $(HOSTILE3_BIN)
+
+$(HOSTILE3_BIN): tests/race/hostile3.c tests/race/race.h tests/helpers.h include/ocdir.h $(BUILD)/libocdir.a $(OCDIR_FLAGS_STAMP)
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -pthread $(ALL_LDFLAGS) $(HOSTILE3_LINK) -o $@ $< $(BUILD)/libocdir.a -pthread
+
+hostile3-old: tests/race/hostile3.c tests/race/race.h tests/helpers.h
+	@test -n "$(HOSTILE_OLD)" && test -f "$(HOSTILE_OLD)/build/libocdir.a" || \
+		{ echo "make hostile3-old HOSTILE_OLD=<checkout with build/libocdir.a>" >&2; exit 2; }
+	@mkdir -p $(BUILD)/race
+	$(Q)$(CC) -I$(HOSTILE_OLD)/include $(ALL_CFLAGS) -pthread $(ALL_LDFLAGS) $(HOSTILE3_LINK) \
+		-o $(BUILD)/race/hostile3-old $< $(HOSTILE_OLD)/build/libocdir.a -pthread
