@@ -233,6 +233,20 @@ static int dir_is_empty(int fd)
 }
 
 /*
+ * Has a directory that shows st the group and setgid bit that a parent
+ * that shows pst gives a new directory: its group and setgid bit if it
+ * is setgid, else the caller's group (or the parent's, as the grpid
+ * mount option gives) and no setgid bit?
+ */
+static int group_as_handed(const struct stat *st, const struct stat *pst)
+{
+	if (pst->st_mode & S_ISGID)
+		return (st->st_mode & S_ISGID) && st->st_gid == pst->st_gid;
+	return !(st->st_mode & S_ISGID) &&
+	       (st->st_gid == pst->st_gid || st->st_gid == oc_fsgid());
+}
+
+/*
  * What a readable descriptor of a new staging directory shows inside: the
  * parent's default ACL, and no entry.
  */
@@ -272,7 +286,7 @@ static int stage_is_ours(int parentfd, const char *name, int fd, struct stat *st
 			 const struct stage_expect *ex, mode_t server_bits)
 {
 	const struct stat *pst = &ex->parent;
-	struct stat byname;
+	struct stat byname, now;
 	struct statx sx;
 
 	if (fstat(fd, st) < 0 || !S_ISDIR(st->st_mode) ||
@@ -286,10 +300,13 @@ static int stage_is_ours(int parentfd, const char *name, int fd, struct stat *st
 		return STAGE_UNPROVEN;
 	if (!born_since(&sx.stx_btime, &ex->t0))
 		return STAGE_NOT_OURS;
-	/* The parent's setgid bit passes on its group and itself; else ours. */
-	if ((pst->st_mode & S_ISGID) ?
-	    !(st->st_mode & S_ISGID) || st->st_gid != pst->st_gid :
-	    (st->st_mode & S_ISGID) || (st->st_gid != pst->st_gid && st->st_gid != oc_fsgid()))
+	/*
+	 * The parent's setgid bit passes on its group and itself; else ours.
+	 * Its owner may change the parent meanwhile: what it shows now will
+	 * do as well as what it showed before the mkdirat.
+	 */
+	if (!group_as_handed(st, pst) &&
+	    (fstat(parentfd, &now) < 0 || !group_as_handed(st, &now)))
 		return STAGE_NOT_OURS;
 	if (!(fcntl(fd, F_GETFL) & O_PATH) && !stage_inside_ok(fd, ex))
 		return STAGE_NOT_OURS;
