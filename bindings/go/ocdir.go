@@ -204,8 +204,9 @@ func (p *Prepared) Discard() error {
 	if p.p == nil {
 		return nil
 	}
+	// After a failure the library keeps the handle valid: Discard again.
 	r, err := C.ocdir_discard(p.p)
-	if r < 0 && err != syscall.ENOENT { // ENOENT: gone, and freed
+	if r < 0 {
 		return pathError("discard", p.path, err)
 	}
 	p.p = nil

@@ -18,7 +18,6 @@ dynamic linker's search path.
 """
 
 import ctypes
-import errno as _errno
 import os
 
 __all__ = [
@@ -172,13 +171,13 @@ class Prepared:
         self._handle = None
 
     def discard(self):
-        """Remove the prepared directory and what was put into it."""
+        """Remove the prepared directory and what was put into it. OSError
+        leaves it prepared (the library keeps the handle valid after any
+        failure): discard again later."""
         if self._handle is None:
             return
-        r = _lib.ocdir_discard(self._handle)
-        err = ctypes.get_errno()
-        if r < 0 and err != _errno.ENOENT:  # ENOENT: gone, and freed
-            raise OSError(err, os.strerror(err), self.path)
+        if _lib.ocdir_discard(self._handle) < 0:
+            raise _error(self.path)
         self._handle = None
 
     def close(self):

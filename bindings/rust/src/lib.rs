@@ -279,14 +279,10 @@ impl Prepared {
         if self.handle.is_null() {
             return Ok(());
         }
-        // SAFETY: as publish.
+        // SAFETY: as publish. After a failure the handle stays valid (the
+        // library frees it only on success): kept for a later try.
         if unsafe { ocdir_discard(self.handle) } < 0 {
-            let err = io::Error::last_os_error();
-            if err.raw_os_error() != Some(libc::ENOENT) {
-                // still prepared; the library keeps it (and its memory)
-                self.handle = ptr::null_mut();
-                return Err(err);
-            }
+            return Err(io::Error::last_os_error());
         }
         self.handle = ptr::null_mut();
         Ok(())
