@@ -19,6 +19,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -282,21 +283,29 @@ static int stage_inside_ok(int fd, const struct stage_expect *ex)
  * STAGE_EXTRA_BITS: all of that but the last, group or other bits
  * `server_bits` does not have.
  */
-static int stage_is_ours(int parentfd, const char *name, int fd, struct stat *st,
-			 const struct stage_expect *ex, mode_t server_bits)
+static int stage_is_ours(int parentfd, const char *name, int fd, int readable,
+			 struct stat *st, const struct stage_expect *ex, mode_t server_bits)
 {
 	const struct stat *pst = &ex->parent;
 	struct stat byname, now;
 	struct statx sx;
 
-	if (fstat(fd, st) < 0 || !S_ISDIR(st->st_mode) ||
-	    (st->st_mode & (S_ISUID | S_ISVTX)))
+	/* One statx for what fstat would say and the birth time. */
+	if (statx(fd, "", AT_EMPTY_PATH | ex->sync, STATX_BASIC_STATS | STATX_BTIME, &sx) < 0)
+		return STAGE_NOT_OURS;
+	memset(st, 0, sizeof(*st));
+	st->st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+	st->st_ino = sx.stx_ino;
+	st->st_mode = sx.stx_mode;
+	st->st_nlink = sx.stx_nlink;
+	st->st_uid = sx.stx_uid;
+	st->st_gid = sx.stx_gid;
+	if (!S_ISDIR(st->st_mode) || (st->st_mode & (S_ISUID | S_ISVTX)))
 		return STAGE_NOT_OURS;
 	if (fstatat(parentfd, name, &byname, AT_SYMLINK_NOFOLLOW) < 0 ||
 	    !oc_same_inode(st, &byname) || !owned_by_caller(parentfd, st))
 		return STAGE_NOT_OURS;
-	if (statx(fd, "", AT_EMPTY_PATH | ex->sync, STATX_BTIME, &sx) < 0 ||
-	    !(sx.stx_mask & STATX_BTIME))
+	if (!(sx.stx_mask & STATX_BTIME))
 		return STAGE_UNPROVEN;
 	if (!born_since(&sx.stx_btime, &ex->t0))
 		return STAGE_NOT_OURS;
@@ -308,7 +317,7 @@ static int stage_is_ours(int parentfd, const char *name, int fd, struct stat *st
 	if (!group_as_handed(st, pst) &&
 	    (fstat(parentfd, &now) < 0 || !group_as_handed(st, &now)))
 		return STAGE_NOT_OURS;
-	if (!(fcntl(fd, F_GETFL) & O_PATH) && !stage_inside_ok(fd, ex))
+	if (readable && !stage_inside_ok(fd, ex))
 		return STAGE_NOT_OURS;
 	if (st->st_mode & ~server_bits & (S_IRWXG | S_IRWXO))
 		return STAGE_EXTRA_BITS;
@@ -432,7 +441,7 @@ int oc_stage_create(int parentfd, int *stagefd, char *name, size_t size,
 	mode_t server_bits = 0;
 	struct stage_expect ex;
 	struct stat st;
-	int i, fd, rfd, r, had_setgid, made = 0, looked = 0, proven = 0;
+	int i, fd, rfd, r, had_setgid, readable, made = 0, looked = 0, proven = 0;
 
 	*unusable = 0;
 	r = stage_expect_read(parentfd, &ex);
@@ -457,7 +466,8 @@ int oc_stage_create(int parentfd, int *stagefd, char *name, size_t size,
 			made = 1;
 		}
 		fd = oc_openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
-		if (fd == -EACCES)	/* the umask took the owner's bits */
+		readable = fd != -EACCES;
+		if (!readable)	/* the umask took the owner's bits */
 			fd = oc_openat(parentfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
 		/* Moved away (and maybe replaced): look again. */
 		if (fd == -ENOENT || fd == -ENOTDIR || fd == -ELOOP)
@@ -466,7 +476,7 @@ int oc_stage_create(int parentfd, int *stagefd, char *name, size_t size,
 			unlinkat(parentfd, name, AT_REMOVEDIR);
 			return fd;
 		}
-		r = stage_is_ours(parentfd, name, fd, &st, &ex, server_bits);
+		r = stage_is_ours(parentfd, name, fd, readable, &st, &ex, server_bits);
 		/*
 		 * Bits our own 0700 did not ask for: the server's doing if a
 		 * directory made for the look gets them too. One look a call:
@@ -484,7 +494,7 @@ int oc_stage_create(int parentfd, int *stagefd, char *name, size_t size,
 				oc_stage_remove(parentfd, fd, name);
 				return r;
 			}
-			r = stage_is_ours(parentfd, name, fd, &st, &ex, server_bits);
+			r = stage_is_ours(parentfd, name, fd, readable, &st, &ex, server_bits);
 		}
 		/*
 		 * No birth time here: nothing tells our directory from an old
@@ -528,7 +538,7 @@ int oc_stage_create(int parentfd, int *stagefd, char *name, size_t size,
 		 * Opened O_PATH (the umask took the owner's read bit): proven
 		 * new, now ours to read; stage_is_ours() could not look inside.
 		 */
-		if (fcntl(fd, F_GETFL) & O_PATH) {
+		if (!readable) {
 			rfd = oc_openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 			if (rfd < 0 || !stage_inside_ok(rfd, &ex)) {
 				if (rfd >= 0)
