@@ -7,7 +7,8 @@
  * issue, one variant per way in.
  *
  *   hostile3 [-v VARIANT,...] [-n ROUNDS] [-t SECONDS] [-d DIR] [-u UID]
- *            [-w SPINS] [-q]
+ *            [-w SPINS] [-c OCDIR] [-q]
+ *   hostile3 -l PREFIX|native   (the variants' names, for -v)
  *
  * Each variant prints
  *   # RESULT variant=hostile3-NAME fs=F rounds=N hits=H leftovers=L
@@ -1046,6 +1047,31 @@ static int report(const struct variant *v, int rc, struct result *res)
 	return 0;
 }
 
+/*
+ * -l PREFIX: the names that start with PREFIX, comma-separated (for -v);
+ * -l native: those that stage on the native backend too (ocdir_openat2 does
+ * not: the kernel makes the directory), and the handle and hand-off ones.
+ */
+static int list_variants(const char *prefix)
+{
+	const char *sep = "";
+	size_t i;
+	int native = !strcmp(prefix, "native");
+
+	for (i = 0; i < nvariants; i++) {
+		const struct variant *v = &variants[i];
+
+		if (native ? (v->fam == F_STAGE && v->entry == E_OPENAT2) || v->fam == F_RACE ||
+			     (v->fam == F_HANDOFF && v->shared) :
+			     strncmp(v->name, prefix, strlen(prefix)))
+			continue;
+		printf("%s%s", sep, v->name);
+		sep = ",";
+	}
+	putchar('\n');
+	return 0;
+}
+
 static void usage(void)
 {
 	size_t i;
@@ -1066,8 +1092,9 @@ int main(int argc, char **argv)
 	int c, failed = 0, ran = 0;
 
 	build_table();
-	while ((c = getopt(argc, argv, "v:n:t:d:u:w:c:q")) != -1) {
+	while ((c = getopt(argc, argv, "v:n:t:d:u:w:c:ql:")) != -1) {
 		switch (c) {
+		case 'l': return list_variants(optarg);
 		case 'v': opt.list = optarg; break;
 		case 'n': opt.rounds = strtoul(optarg, NULL, 0); break;
 		case 't': opt.seconds = strtod(optarg, NULL); break;

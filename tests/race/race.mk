@@ -17,7 +17,7 @@ $(RACE_BIN): tests/race/race.c tests/race/race.h tests/helpers.h include/ocdir.h
 # on the host, the native ones in the patched guest. TORTURE_ROUNDS,
 # TORTURE_SECONDS (per variant, arena and place), TORTURE_JOBS (pairs),
 # TORTURE_PLACES and TORTURE_KERNEL; see tests/race/torture, docs/security.md.
-torture: race-bin hostile-bin netfs-race-bin
+torture: race-bin hostile-bin hostile3-bin netfs-race-bin
 	$(Q)tests/race/torture
 
 -include tests/faults/faults.mk
