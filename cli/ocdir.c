@@ -20,6 +20,7 @@
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -935,7 +936,7 @@ static int report_leaked_fds(void)
 	unsigned char now[FD_SET_MAX / 8];
 	int fd, leaked = 0;
 
-	fflush(stdout);
+	/* stdout is left to close_stdout(), which reports why a write failed. */
 	snapshot_fds(now);
 	for (fd = 0; fd < FD_SET_MAX; fd++) {
 		unsigned char bit = (unsigned char)(1u << (fd % 8));
@@ -953,6 +954,29 @@ static int env_is_one(const char *name)
 	const char *v = getenv(name);
 
 	return v && !strcmp(v, "1");
+}
+
+/*
+ * At exit, on every path (--help and --version included): output that
+ * could not be written is an error, as for coreutils (gnulib's
+ * close_stdout), or `ocdir --version >/dev/full` would claim success.
+ * A closed stdout is an error only if something was to be written to it.
+ * Runs after main's return value is known, so it can only turn it into 1.
+ */
+static void close_stdout(void)
+{
+	int pending = __fpending(stdout) != 0;
+	int prev_fail = ferror(stdout) != 0;
+	int close_fail = fclose(stdout) != 0;
+	int err = close_fail ? errno : 0;
+
+	if (prev_fail || (close_fail && (pending || err != EBADF))) {
+		if (err)
+			fprintf(stderr, PROG ": write error: %s\n", strerror(err));
+		else
+			fputs(PROG ": write error\n", stderr);
+		_exit(1);
+	}
 }
 
 /* ---- main ---- */
@@ -1101,6 +1125,7 @@ int main(int argc, char **argv)
 	int rootfd = AT_FDCWD, status = 0, i;
 
 	setlocale(LC_CTYPE, "");
+	atexit(close_stdout);
 	if (check_fds)
 		snapshot_fds(fds_at_start);
 	parse_args(argc, argv, &o);
@@ -1130,10 +1155,6 @@ out:
 	for (size_t x = 0; x < o.nxattrs; x++)
 		free((char *)o.xattrs[x].name);
 	free(o.xattrs);
-	if (fflush(stdout) || ferror(stdout)) {
-		say(stderr, "write error: %s", strerror(errno));
-		status = 1;
-	}
 	if (check_fds && report_leaked_fds())
 		status = 1;
 	return status;

@@ -116,6 +116,30 @@ run --help
 check "--help: usage on stdout, exit 0" test $rc -eq 0 -a -z "$err" -a "${out%%$'\n'*}" = "Usage: ocdir [OPTION]... DIRECTORY..."
 expect "--version" 0 "ocdir $(sed -n 's/^#define OCDIR_VERSION_STRING[[:space:]]*"\(.*\)"/\1/p' "$top/include/ocdir.h")" "" -- --version
 
+# Output that cannot be written is an error, as for GNU mkdir (coreutils'
+# close_stdout): exit 1 and "write error" with the reason, --help and
+# --version included; GNU mkdir's own answer is checked where it is here.
+for form in "--help >/dev/full" "--version >/dev/full" "--version >&-" "-v w >/dev/full"; do
+	fresh
+	case $form in
+	*'>&-') want="ocdir: write error: Bad file descriptor" ;;
+	*) want="ocdir: write error: No space left on device" ;;
+	esac
+	err=$(eval "\"\$OCDIR\" $form" 2>&1)
+	rc=$?
+	if [[ $rc -eq 1 && $err == "$want" ]]; then
+		pass "ocdir $form: exit 1, '$want'"
+	else
+		fail "ocdir $form" "exit $rc, stderr '$err', expected 1, '$want'"
+	fi
+	if [[ $form != -v* ]] && mkdir --version 2>/dev/null | grep -q 'GNU coreutils'; then
+		gerr=$(eval "mkdir $form" 2>&1)
+		grc=$?
+		check "GNU mkdir $form says the same (exit $grc)" \
+			test $grc -eq 1 -a "ocdir: ${gerr#mkdir: }" = "$want"
+	fi
+done
+
 # ---- usage errors: exit 1 and a pointer to --help, nothing created ----
 fresh
 expect_clean "no operand" 1 "ocdir: missing operand"$'\n'"$usage_tail" -- 
