@@ -1018,10 +1018,19 @@ static const struct option long_options[] = {
 static void parse_args(int argc, char **argv, struct options *o)
 {
 	const char *mode_arg = NULL;
+	char *argv0 = argv[0];
 	int c;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":pm:o:g:vZ", long_options, NULL)) != -1) {
+	/*
+	 * getopt_long says what is wrong with an option itself, in the words
+	 * GNU mkdir's come in ("option '--p' is ambiguous; possibilities: ...",
+	 * "option '--parents' doesn't allow an argument"), after argv[0]:
+	 * the command's name there, whatever path it was run by.
+	 */
+	if (argc > 0)
+		argv[0] = (char *)PROG;
+	opterr = 1;
+	while ((c = getopt_long(argc, argv, "pm:o:g:vZ", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			o->parents = 1;
@@ -1091,17 +1100,13 @@ static void parse_args(int argc, char **argv, struct options *o)
 		case OPT_VERSION:
 			printf(PROG " " OCDIR_VERSION_STRING "\n");
 			exit(0);
-		case ':':
-			if (!strncmp(argv[optind - 1], "--", 2))
-				usage_error("option '%s' requires an argument",
-					    argv[optind - 1]);
-			usage_error("option requires an argument -- '%c'", optopt);
-		default:
-			if (optopt > 0 && optopt < 256)
-				usage_error("invalid option -- '%c'", optopt);
-			usage_error("unrecognized option '%s'", argv[optind - 1]);
+		default:	/* '?': getopt_long has said what */
+			fputs("Try '" PROG " --help' for more information.\n", stderr);
+			exit(1);
 		}
 	}
+	if (argc > 0)
+		argv[0] = argv0;
 	/* The umask is this process's; read once, before anything else runs. */
 	o->umask_bits = umask(0);
 	umask(o->umask_bits);

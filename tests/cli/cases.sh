@@ -147,6 +147,11 @@ expect_clean "unknown long option" 1 "ocdir: unrecognized option '--frobnicate'"
 expect_clean "unknown short option" 1 "ocdir: invalid option -- 'z'"$'\n'"$usage_tail" -- -z d
 expect_clean "-m without argument" 1 "ocdir: option requires an argument -- 'm'"$'\n'"$usage_tail" -- -m
 expect_clean "--mode without argument" 1 "ocdir: option '--mode' requires an argument"$'\n'"$usage_tail" -- --mode
+# getopt_long's own words, as GNU mkdir's
+expect_clean "--parents=x" 1 "ocdir: option '--parents' doesn't allow an argument"$'\n'"$usage_tail" -- --parents=x d
+expect_clean "--p is ambiguous" 1 "ocdir: option '--p' is ambiguous; possibilities: '--parents' '--publish' '--probe'"$'\n'"$usage_tail" -- --p d
+expect_clean "--m without argument names --mode" 1 "ocdir: option '--mode' requires an argument"$'\n'"$usage_tail" -- --m
+expect_clean "--help=x" 1 "ocdir: option '--help' doesn't allow an argument"$'\n'"$usage_tail" -- --help=x
 expect_clean "--beneath and --in-root together" 1 "ocdir: --beneath and --in-root may be given only once, together or not"$'\n'"$usage_tail" -- --beneath . --in-root . d
 
 # ---- creating and opening ----
