@@ -283,8 +283,8 @@ static int parse_octal_mode(const char *s, mode_t *mode, mode_t *named)
 }
 
 /*
- * A symbolic mode ("u+rwx,g-w,o=", "a+X", "g=u", "+t"), applied clause by
- * clause to a=rwx as chmod(1) applies it: without a who letter the umask
+ * A symbolic mode ("u+rwx,g-w,o=", "a+X", "g=u", "+t", "=750,g+w"),
+ * applied clause by clause to a=rwx as chmod(1) applies it: without a who letter the umask
  * masks what a clause changes; a clause changes setuid/setgid only if it
  * says s; X always means x (the target is a directory). *named collects
  * the bits some clause set, cleared or (with =) reset.
@@ -316,7 +316,29 @@ static int parse_symbolic_mode(const char *s, mode_t umask_bits, mode_t *mode_ou
 			char op = *p++;
 			mode_t value = 0, said, kept;
 
-			if (*p == 'u' || *p == 'g' || *p == 'o') {
+			if (*p >= '0' && *p <= '7') {
+				/*
+				 * An operator and octal digits ("=750", "-022",
+				 * "+2000", "=755,g+w"), as gnulib's modechange
+				 * reads them: alone in their clause (no who
+				 * letter, nothing after them but a comma), every
+				 * bit affected and named, setuid/setgid included
+				 * and the umask not applied, whatever the number
+				 * of digits.
+				 */
+				unsigned long v = 0;
+
+				do {
+					v = v * 8 + (unsigned long)(*p++ - '0');
+					if (v > MODE_BITS)
+						return -1;
+				} while (*p >= '0' && *p <= '7');
+				if (who || (*p && *p != ','))
+					return -1;
+				who = MODE_BITS;
+				value = (mode_t)v;
+				said = MODE_BITS;
+			} else if (*p == 'u' || *p == 'g' || *p == 'o') {
 				/* Copy one class's rwx (as it is now) to the others. */
 				mode_t src = *p == 'u' ? (mode & S_IRWXU) >> 6 :
 					     *p == 'g' ? (mode & S_IRWXG) >> 3 :
