@@ -569,6 +569,7 @@ struct setup_ctx {
 	const struct options *o;
 	int reported;
 	char *leaf_name;	/* the new leaf as -v names it ("x" for "x/.") */
+	size_t made_len;	/* -p: the length of the deepest level made */
 };
 
 /*
@@ -639,6 +640,7 @@ static int setup_new(int fd, const char *path, unsigned int flags, void *arg)
 	int r;
 
 	if (!(flags & OCDIR_SETUP_LEAF)) {
+		ctx->made_len = strlen(path);	/* a prefix of the operand */
 		if (ctx->o->verbose)
 			say(stdout, "created directory %Q", path);
 		return 0;
@@ -753,12 +755,96 @@ static char *sticky_refused_level(int rootfd, const char *path)
 	free(copy);
 	return NULL;
 }
-/* Why the library refused, in words; the errno text where it says enough. */
-static void create_error(int rootfd, const char *path, int err,
-			 const struct options *o)
+/*
+ * With -p, GNU mkdir names the level that failed ("cannot create
+ * directory 'ro/x'" for ro/x/y), not the operand. The library says only
+ * why; where, the command works out from what is there now, one level
+ * at a time, top down (never creating anything):
+ *  - after the deepest level the call made, if the setup step saw one
+ *    (made_len: the levels the call made are removed again on failure,
+ *    so they cannot be seen any more);
+ *  - for a name too long, the first component over NAME_MAX (none: the
+ *    path as a whole was, scoped);
+ *  - else the first level that is missing or not a directory, or the
+ *    level above one that cannot be looked up for want of search
+ *    permission (mkdir -p cannot enter it: it names that one).
+ * Returns the level as a new string, or NULL for the operand itself.
+ */
+static char *failed_level(int rootfd, const char *path, int err, size_t made_len)
 {
-	char *level;
+	size_t i = 0, n, prev = 0, end;
+	struct stat st;
+	char *copy;
+	int j;
 
+	/* j = 0: the deepest level made; 1: a long name; 2: the walk. */
+	for (j = made_len ? 0 : err == ENAMETOOLONG ? 1 : 2; j < 3; j++) {
+		for (i = 0, prev = 0;; i += n) {
+			i += strspn(path + i, "/");
+			n = strcspn(path + i, "/");
+			end = i + n;
+			if (!n || !path[end + strspn(path + end, "/")])
+				break;	/* the leaf, below */
+			if (n == 1 && path[i] == '.')
+				continue;
+			if (j == 0 && end > made_len)
+				return strndup(path, end);
+			if (j == 1 && n > NAME_MAX)
+				return strndup(path, end);
+			if (j == 2) {
+				int e = 0;
+
+				if (!(copy = strndup(path, end)))
+					return NULL;
+				if (fstatat(rootfd, copy, &st, 0))
+					e = errno;
+				if (e ? e != EACCES && e != ENAMETOOLONG : !S_ISDIR(st.st_mode))
+					return copy;
+				free(copy);
+				if (e == EACCES && prev)
+					return strndup(path, prev);
+			}
+			prev = end;
+		}
+		if (j < 2)	/* the leaf, or a path too long as a whole */
+			return NULL;
+	}
+	/* The leaf: only if its parent cannot be searched. */
+	if (prev && fstatat(rootfd, path, &st, 0) && errno == EACCES)
+		return strndup(path, prev);
+	return NULL;
+}
+
+/*
+ * Why the library refused, in words; the errno text where it says enough.
+ * made_len: as failed_level().
+ */
+static void create_error(int rootfd, const char *operand, int err,
+			 const struct options *o, size_t made_len)
+{
+	const char *path = operand;
+	char *level, *failed = NULL;
+
+	if (err == EACCES) {
+		level = o->parents ? sticky_refused_level(rootfd, operand) : NULL;
+		if (level) {
+			say(stderr, "cannot create directory %Q: refused: %Q exists "
+			    "in a sticky directory that others can write to, and "
+			    "belongs neither to you nor to that directory's owner "
+			    "(someone else may have put it there)", operand, level);
+			free(level);
+			return;
+		}
+		if (sticky_refused(rootfd, operand)) {
+			say(stderr, "cannot open directory %Q: refused: it exists in a "
+			    "sticky directory that others can write to, and belongs "
+			    "neither to you nor to that directory's owner (someone "
+			    "else may have put it there)", operand);
+			return;
+		}
+	}
+	if (o->parents && (failed = failed_level(rootfd, operand, err, made_len)))
+		path = failed;
 	switch (err) {
 	case EOPNOTSUPP:
 		say(stderr, "cannot create directory %Q: refused: the parent "
@@ -766,41 +852,26 @@ static void create_error(int rootfd, const char *path, int err,
 		    "security module) does not allow the atomic no-replace "
 		    "rename that makes this race-free (%s); see ocdir(1)",
 		    path, strerror(err));
-		return;
+		break;
 	case EXDEV:
 		if (o->root) {
 			say(stderr, "cannot create directory %Q: it leads outside "
 			    "%Q (--%s): %s", path, o->root,
 			    o->resolve == OCDIR_RESOLVE_BENEATH ? "beneath" : "in-root",
 			    strerror(err));
-			return;
+			break;
 		}
-		break;
-	case EACCES:
-		level = o->parents ? sticky_refused_level(rootfd, path) : NULL;
-		if (level) {
-			say(stderr, "cannot create directory %Q: refused: %Q exists "
-			    "in a sticky directory that others can write to, and "
-			    "belongs neither to you nor to that directory's owner "
-			    "(someone else may have put it there)", path, level);
-			free(level);
-			return;
-		}
-		if (sticky_refused(rootfd, path)) {
-			say(stderr, "cannot open directory %Q: refused: it exists in a "
-			    "sticky directory that others can write to, and belongs "
-			    "neither to you nor to that directory's owner (someone "
-			    "else may have put it there)", path);
-			return;
-		}
+		say(stderr, "cannot create directory %Q: %s", path, strerror(err));
 		break;
 	case EAGAIN:
 		say(stderr, "cannot create directory %Q: others kept changing the "
 		    "name while it was being created; try again (%s)", path,
 		    strerror(err));
-		return;
+		break;
+	default:
+		say(stderr, "cannot create directory %Q: %s", path, strerror(err));
 	}
-	say(stderr, "cannot create directory %Q: %s", path, strerror(err));
+	free(failed);
 }
 
 static int process(int rootfd, const char *path, const struct options *o)
@@ -820,7 +891,7 @@ static int process(int rootfd, const char *path, const struct options *o)
 		/* Nothing to set up and no descriptor needed: as cheap as mkdir. */
 		created = ocdir_mkdirat(rootfd, path, &how, sizeof(how));
 		if (created < 0) {
-			create_error(rootfd, path, errno, o);
+			create_error(rootfd, path, errno, o, ctx.made_len);
 			return -1;
 		}
 		if (created && o->verbose)
@@ -844,7 +915,7 @@ static int process(int rootfd, const char *path, const struct options *o)
 	}
 	if (fd < 0) {
 		if (!ctx.reported)
-			create_error(rootfd, path, errno, o);
+			create_error(rootfd, path, errno, o, ctx.made_len);
 		free(ctx.leaf_name);
 		return -1;
 	}
