@@ -262,15 +262,72 @@ struct level {
 };
 
 /*
+ * The directory level d was made in, found again from the start of the
+ * walk as the walk found it (scoped: by its prefix from dirfd; unscoped:
+ * a level at a time from startfd), as an O_PATH descriptor, or -errno.
+ * The caller checks it against what it recorded: whatever this finds,
+ * nothing is removed that is not the directory the call made.
+ */
+static int mkpath_reach_parent(const struct level *lv, size_t d, int startfd,
+			       int scoped, int absolute, uint64_t resolve)
+{
+	const int flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+	size_t i, len = 2;
+	char *prefix;
+	int cur, next;
+
+	if (!scoped) {
+		cur = oc_openat(startfd, ".", flags, 0);
+		for (i = 0; i < d && cur >= 0; i++) {
+			next = oc_scoped_open(cur, lv[i].name, flags, resolve);
+			close(cur);
+			cur = next;
+		}
+		return cur;
+	}
+	for (i = 0; i < d; i++)
+		len += strlen(lv[i].name) + 1;
+	prefix = malloc(len);
+	if (!prefix)
+		return -ENOMEM;
+	strcpy(prefix, absolute ? "/" : "");
+	for (i = 0; i < d; i++) {
+		if (i)
+			strcat(prefix, "/");
+		strcat(prefix, lv[i].name);
+	}
+	if (!*prefix)
+		strcpy(prefix, ".");
+	cur = oc_scoped_open(startfd, prefix, flags, resolve);
+	free(prefix);
+	return cur;
+}
+
+/* Remove level d from parent, if parent and the name still are what it was. */
+static void mkpath_remove(const struct level *l, int parent)
+{
+	struct stat st;
+
+	if (fstat(parent, &st) == 0 && oc_same_inode(&st, &l->parent) &&
+	    fstatat(parent, l->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    oc_same_inode(&st, &l->self))
+		unlinkat(parent, l->name, AT_REMOVEDIR);
+}
+
+/*
  * Remove what this call created, deepest first, while still empty and at
  * the name where it was made. No descriptor per level is held: from
  * deepfd (the deepest level made, at index d) each parent is reached
  * through "..", which must be the directory the level was made in, and a
- * level is removed only while its name there still leads to it. Stops at
- * the first level above that this call did not make (the ones above it
- * are not empty). Two descriptors of its own at the most.
+ * level is removed only while its name there still leads to it; that
+ * chain ends at the first level above that this call did not make.
+ * Levels made before a ".." ("n1/../n2/x": n1) are not on that chain:
+ * each such one is reached again from the start of the walk
+ * (mkpath_reach_parent()), checked the same way. Three descriptors of its
+ * own at the most.
  */
-static void mkpath_rollback(struct level *lv, size_t d, int deepfd)
+static void mkpath_rollback(const struct level *lv, size_t d, int deepfd,
+			    int startfd, int scoped, int absolute, uint64_t resolve)
 {
 	struct stat st;
 	int cur = deepfd, up;
@@ -280,18 +337,29 @@ static void mkpath_rollback(struct level *lv, size_t d, int deepfd)
 		if (cur != deepfd)
 			close(cur);
 		if (up < 0)
-			return;
-		if (fstat(up, &st) < 0 || !oc_same_inode(&st, &lv[d].parent))
 			break;
-		if (fstatat(up, lv[d].name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    oc_same_inode(&st, &lv[d].self))
-			unlinkat(up, lv[d].name, AT_REMOVEDIR);
-		if (!d || !lv[d - 1].created)
+		if (fstat(up, &st) < 0 || !oc_same_inode(&st, &lv[d].parent)) {
+			close(up);
 			break;
+		}
+		mkpath_remove(&lv[d], up);
+		if (!d || !lv[d - 1].created) {
+			close(up);
+			break;
+		}
 		cur = up;
 		d--;
 	}
-	close(up);
+	/* Made before a "..", each from its parent found again: d is done. */
+	while (d--) {
+		if (!lv[d].created)
+			continue;
+		up = mkpath_reach_parent(lv, d, startfd, scoped, absolute, resolve);
+		if (up < 0)
+			continue;
+		mkpath_remove(&lv[d], up);
+		close(up);
+	}
 }
 
 /*
@@ -539,7 +607,8 @@ fail:
 		close(cur);
 	cur = -1;
 	if (deepfd >= 0)
-		mkpath_rollback(lv, deep, deepfd);
+		mkpath_rollback(lv, deep, deepfd, scoped ? dirfd : startfd, scoped,
+				path[0] == '/', leafreq->resolve);
 out:
 	if (cur >= 0 && cur != deepfd)
 		close(cur);

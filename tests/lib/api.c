@@ -444,6 +444,12 @@ static void test_path_by_parent(int dfd, int weak)
 		!stage_left(dfd), "path %d made %d err %s", path, made, t_errname(err));
 }
 
+static int noop_setup(int fd, const char *path, unsigned int flags, void *arg)
+{
+	(void)fd, (void)path, (void)flags, (void)arg;
+	return 0;
+}
+
 static void test_mkpath(int dfd)
 {
 	struct ocdir_how how = { .mode = 0700 };
@@ -484,6 +490,53 @@ static void test_mkpath(int dfd)
 			  "x1234567890123456", &how, sizeof(how), &made);
 	T_CHECK(N("mkpath-rollback"), fd < 0 && errno == ENAMETOOLONG && !exists(dfd, "r1"),
 		"fd %d errno %s, r1 %s", fd, t_errname(errno), exists(dfd, "r1") ? "left" : "gone");
+	/*
+	 * A level made before a ".." is not on the way back up from the
+	 * deepest one: it must go too ("n1" of n1/../n2/LONG), scoped or not,
+	 * and with a setup step.
+	 */
+	{
+		static const char *const shapes[] = {
+			"n1/../n2/", "n3/n4/../../n5/", "n6/../n7/n8/../n9/",
+		};
+		static const char long_name[] =
+			"x123456789x123456789x123456789x123456789x123456789x123456789"
+			"x123456789x123456789x123456789x123456789x123456789x123456789"
+			"x123456789x123456789x123456789x123456789x123456789x123456789"
+			"x123456789x123456789x123456789x123456789x123456789x123456789"
+			"x1234567890123456";
+		static const char *const names[] = {
+			"n1", "n2", "n3", "n5", "n6", "n7", "n9",
+		};
+		static const char *const kinds[] = { "plain", "beneath", "setup" };
+		char p[512], what[64];
+		size_t k, m;
+		int v, left, err;
+
+		for (v = 0; v < 3; v++) {
+			how.resolve = v == 1 ? OCDIR_RESOLVE_BENEATH : 0;
+			for (k = 0; k < sizeof(shapes) / sizeof(*shapes); k++) {
+				snprintf(p, sizeof(p), "%s%s", shapes[k], long_name);
+				fd = v == 2 ? ocdir_mkpath_setup(dfd, p, &how, sizeof(how),
+								 noop_setup, NULL, &made)
+					    : ocdir_mkpath(dfd, p, &how, sizeof(how), &made);
+				err = errno;
+				for (m = 0, left = -1; m < sizeof(names) / sizeof(*names); m++)
+					if (exists(dfd, names[m]))
+						left = (int)m;
+				snprintf(what, sizeof(what), "mkpath-rollback-across-dotdot-%s-%zu",
+					 kinds[v], k);
+				T_CHECK(N(what), fd < 0 && err == ENAMETOOLONG && left < 0,
+					"%s: fd %d errno %s, %s left", shapes[k], fd,
+					t_errname(err), left < 0 ? "nothing" : names[left]);
+				if (fd >= 0)
+					close(fd);
+				for (m = 0; m < sizeof(names) / sizeof(*names); m++)
+					unlinkat(dfd, names[m], AT_REMOVEDIR);
+			}
+		}
+		how.resolve = 0;
+	}
 	fd2 = openat(dfd, "s1", O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
 	if (fd2 >= 0)
 		close(fd2);
