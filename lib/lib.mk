@@ -44,10 +44,22 @@ $(LIB_SO): $(LIB_REAL)
 $(BUILD)/libocdir.so: $(LIB_SO)
 	$(Q)ln -sf $(LIB_SONAME) $@
 
-# One object for the whole library, its internal symbols local.
+# One object for the whole library, its internal symbols local. With LTO
+# (-flto in CFLAGS or LDFLAGS) the objects hold compiler IR: the partial
+# link must turn it into machine code first, or objcopy localizes
+# nothing in the IR's own symbol table (the oc_* calls stayed global) and
+# breaks the references of its early debug info (-g: "undefined reference
+# to 'ocdir.c.<hash>'" when the command links). So the partial link gets
+# the compiler flags (the driver loads the LTO plugin: clang's then emits
+# machine code) and, for gcc, -flinker-output=nolto-rel, without which
+# gcc -r writes IR again; the compiler is asked whether it knows that
+# option (clang does not) only when LTO is on.
+LIB_LTO_LDFLAGS = $(filter -flto%,$(ALL_CFLAGS) $(ALL_LDFLAGS))
+LIB_NOLTO_REL   = $(if $(LIB_LTO_LDFLAGS),$(shell $(CC) -flinker-output=nolto-rel -E -x c \
+			/dev/null >/dev/null 2>&1 && echo -flinker-output=nolto-rel))
 $(BUILD)/lib/libocdir.o: $(LIB_OBJS)
 	$(if $(Q),@echo "  LD -r   $@")
-	$(Q)$(CC) -r -nostdlib -o $@.tmp $(LIB_OBJS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LIB_LTO_LDFLAGS) $(LIB_NOLTO_REL) -r -nostdlib -o $@.tmp $(LIB_OBJS)
 	$(Q)$(OBJCOPY) --localize-hidden $@.tmp $@ && rm -f $@.tmp
 
 $(LIB_A): $(BUILD)/lib/libocdir.o
