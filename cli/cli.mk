@@ -9,13 +9,18 @@ CLI_CFLAGS     = $(ALL_CFLAGS) -MMD -MP
 all: $(CLI_BIN)
 cli: $(CLI_BIN)
 
-$(BUILD)/cli/ocdir.o: cli/ocdir.c $(OCDIR_FLAGS_STAMP)
+# ocdir.c: options and messages; mode.c (-m) and quote.c (names in
+# messages) are files of their own that the fuzz targets (tests/fuzz/)
+# link as well.
+CLI_OBJS      := $(BUILD)/cli/ocdir.o $(BUILD)/cli/mode.o $(BUILD)/cli/quote.o
+
+$(BUILD)/cli/%.o: cli/%.c $(OCDIR_FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  CC      $@")
 	$(Q)$(CC) $(CLI_CFLAGS) -c -o $@ $<
 
-$(CLI_BIN): $(BUILD)/cli/ocdir.o $(BUILD)/libocdir.a
+$(CLI_BIN): $(CLI_OBJS) $(BUILD)/libocdir.a
 	$(if $(Q),@echo "  LD      $@")
-	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -pthread -o $@ $(BUILD)/cli/ocdir.o $(BUILD)/libocdir.a
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -pthread -o $@ $(CLI_OBJS) $(BUILD)/libocdir.a
 
--include $(BUILD)/cli/ocdir.d
+-include $(CLI_OBJS:.o=.d)

@@ -28,10 +28,10 @@
 #include <sys/utsname.h>
 #include <sys/xattr.h>
 #include <unistd.h>
-#include <wchar.h>
-#include <wctype.h>
 
 #include "ocdir.h"
+#include "mode.h"
+#include "quote.h"
 
 #define PROG "ocdir"
 
@@ -118,105 +118,6 @@ static void print_help(void)
 "See ocdir(1) and ocdir(7).\n");
 }
 
-/* ---- quoting names in messages, as coreutils' mkdir -v does ---- */
-
-/*
- * One pass of coreutils' single-quote style over s: printable characters
- * as they are, ' as '\'', the rest as $'\ooo' escapes. With f NULL nothing
- * is written; *in_escape is the state the pass ends in.
- */
-static void quote_pass(FILE *f, const char *s, size_t len, int *in_escape)
-{
-	mbstate_t st;
-	size_t i;
-
-	memset(&st, 0, sizeof(st));
-	for (i = 0; i < len;) {
-		unsigned char c = (unsigned char)s[i];
-		size_t n = 1;
-		wchar_t wc;
-
-		if (c >= 0x80) {
-			n = mbrtowc(&wc, s + i, len - i, &st);
-			if (n == (size_t)-1 || n == (size_t)-2 || !iswprint((wint_t)wc)) {
-				memset(&st, 0, sizeof(st));
-				n = 0;
-			}
-		} else if (c < 0x20 || c == 0x7f) {
-			n = 0;
-		}
-		if (n == 0) {	/* not printable: $'...' */
-			static const char esc[] = "\a\b\f\n\r\t\v";
-			static const char letter[] = "abfnrtv";
-			const char *e = strchr(esc, c);
-
-			if (f && !*in_escape)
-				fputs("'$'", f);
-			*in_escape = 1;
-			if (f && c && e)
-				fprintf(f, "\\%c", letter[e - esc]);
-			else if (f)
-				fprintf(f, "\\%03o", c);
-			i++;
-			continue;
-		}
-		if (c == '\'') {
-			/* closes a $'...' as well as a '...' */
-			if (f)
-				fputs("'\\''", f);
-			*in_escape = 0;
-		} else {
-			if (f && *in_escape)
-				fputs("''", f);
-			*in_escape = 0;
-			if (f)
-				fwrite(s + i, 1, n, f);
-		}
-		i += n;
-	}
-}
-
-/*
- * A name as GNU mkdir -v quotes it (gnulib's shell-escape-always style),
- * byte for byte, so that scripts comparing the output see no difference.
- * Bytes that cannot be printed come out as escapes (\n, \177), never raw,
- * so a name cannot forge a line or send escape sequences to a terminal.
- */
-static void put_quoted(FILE *f, const char *s)
-{
-	size_t len = strlen(s), i;
-	int has_quote = 0, all_plain = 1, in_escape = 0;
-
-	/*
-	 * A name with a single quote is put in double quotes when every other
-	 * byte means the same inside double quotes and to the shell (letters,
-	 * digits, space and " %+,-.:@]_", '#' and '~' at the start).
-	 */
-	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c == '\'')
-			has_quote = 1;
-		else if (!(isascii(c) && isalnum(c)) && !strchr(" %+,-.:@]_", c) &&
-			 !(i == 0 && (c == '#' || c == '~')))
-			all_plain = 0;
-	}
-	if (has_quote && all_plain) {
-		fprintf(f, "\"%s\"", s);
-		return;
-	}
-	/*
-	 * gnulib measures a name with a single quote in a first pass and then
-	 * quotes it without resetting its state: a name that ends in an
-	 * escape starts as if one were open. Done the same here.
-	 */
-	if (has_quote)
-		quote_pass(NULL, s, len, &in_escape);
-	fputc('\'', f);
-	quote_pass(f, s, len, &in_escape);
-	fputc('\'', f);
-}
-
 /* "PROG: <text with %Q for a quoted name>" and a newline, to f. */
 static void say(FILE *f, const char *fmt, ...)
 {
@@ -226,7 +127,7 @@ static void say(FILE *f, const char *fmt, ...)
 	va_start(ap, fmt);
 	for (const char *p = fmt; *p; p++) {
 		if (p[0] == '%' && p[1] == 'Q') {
-			put_quoted(f, va_arg(ap, const char *));
+			cli_put_quoted(f, va_arg(ap, const char *));
 			p++;
 		} else if (p[0] == '%' && p[1] == 's') {
 			fputs(va_arg(ap, const char *), f);
@@ -243,159 +144,6 @@ static void say(FILE *f, const char *fmt, ...)
 	}
 	va_end(ap);
 	fputc('\n', f);
-}
-
-/* ---- modes: octal, or symbolic as chmod(1), with GNU mkdir's rule ---- */
-
-#define MODE_BITS 07777
-
-/*
- * -m MODE is read as GNU mkdir (coreutils 9.1) reads it: into the mode it
- * asks for (o->mode, computed from a=rwx) and the bits its clauses name
- * (o->mode_bits). A directory's setuid/setgid bits are named only by a
- * clause that says s (or by five octal digits); mkdir leaves the others
- * as mkdir(2) made them. new_dir_mode() below gives the resulting mode.
- */
-
-/*
- * An octal mode: every permission bit and the sticky bit are named; with
- * fewer than five digits setuid/setgid only where the mode sets them, so
- * 750 keeps an inherited setgid bit and 00750 clears it.
- */
-static int parse_octal_mode(const char *s, mode_t *mode, mode_t *named)
-{
-	unsigned long v = 0;
-	const char *p;
-
-	for (p = s; *p; p++) {
-		if (*p < '0' || *p > '7')
-			return -1;
-		v = v * 8 + (unsigned long)(*p - '0');
-		if (v > MODE_BITS)
-			return -1;
-	}
-	if (p == s)
-		return -1;
-	*mode = (mode_t)v;
-	*named = p - s < 5 ? ((mode_t)v & (S_ISUID | S_ISGID)) | S_ISVTX | 0777 :
-			     MODE_BITS;
-	return 0;
-}
-
-/*
- * A symbolic mode ("u+rwx,g-w,o=", "a+X", "g=u", "+t", "=750,g+w"),
- * applied clause by clause to a=rwx as chmod(1) applies it: without a who letter the umask
- * masks what a clause changes; a clause changes setuid/setgid only if it
- * says s; X always means x (the target is a directory). *named collects
- * the bits some clause set, cleared or (with =) reset.
- */
-static int parse_symbolic_mode(const char *s, mode_t umask_bits, mode_t *mode_out,
-			       mode_t *named_out)
-{
-	const char *p = s;
-	mode_t mode = 0777, named = 0;
-
-	for (;;) {
-		mode_t who = 0;
-
-		for (;; p++) {
-			if (*p == 'u')
-				who |= S_ISUID | S_IRWXU;
-			else if (*p == 'g')
-				who |= S_ISGID | S_IRWXG;
-			else if (*p == 'o')
-				who |= S_ISVTX | S_IRWXO;
-			else if (*p == 'a')
-				who |= MODE_BITS;
-			else
-				break;
-		}
-		if (*p != '+' && *p != '-' && *p != '=')
-			return -1;
-		while (*p == '+' || *p == '-' || *p == '=') {
-			char op = *p++;
-			mode_t value = 0, said, kept;
-
-			if (*p >= '0' && *p <= '7') {
-				/*
-				 * An operator and octal digits ("=750", "-022",
-				 * "+2000", "=755,g+w"), as gnulib's modechange
-				 * reads them: alone in their clause (no who
-				 * letter, nothing after them but a comma), every
-				 * bit affected and named, setuid/setgid included
-				 * and the umask not applied, whatever the number
-				 * of digits.
-				 */
-				unsigned long v = 0;
-
-				do {
-					v = v * 8 + (unsigned long)(*p++ - '0');
-					if (v > MODE_BITS)
-						return -1;
-				} while (*p >= '0' && *p <= '7');
-				if (who || (*p && *p != ','))
-					return -1;
-				who = MODE_BITS;
-				value = (mode_t)v;
-				said = MODE_BITS;
-			} else if (*p == 'u' || *p == 'g' || *p == 'o') {
-				/* Copy one class's rwx (as it is now) to the others. */
-				mode_t src = *p == 'u' ? (mode & S_IRWXU) >> 6 :
-					     *p == 'g' ? (mode & S_IRWXG) >> 3 :
-							 (mode & S_IRWXO);
-				value = src << 6 | src << 3 | src;
-				said = 0;
-				p++;
-			} else {
-				for (;; p++) {
-					if (*p == 'r')
-						value |= S_IRUSR | S_IRGRP | S_IROTH;
-					else if (*p == 'w')
-						value |= S_IWUSR | S_IWGRP | S_IWOTH;
-					else if (*p == 'x' || *p == 'X')
-						value |= S_IXUSR | S_IXGRP | S_IXOTH;
-					else if (*p == 's')
-						value |= S_ISUID | S_ISGID;
-					else if (*p == 't')
-						value |= S_ISVTX;
-					else
-						break;
-				}
-				said = who ? who & value : value;
-			}
-			/* A directory's setuid/setgid: only where the clause says s. */
-			kept = (S_ISUID | S_ISGID) & ~said;
-			value &= (who ? who : ~umask_bits) & ~kept;
-			if (op == '+') {
-				named |= value;
-				mode |= value;
-			} else if (op == '-') {
-				named |= value;
-				mode &= ~value;
-			} else {
-				mode_t preserved = (who ? ~who : 0) | kept;
-
-				named |= MODE_BITS & ~preserved;
-				mode = (mode & preserved) | value;
-			}
-		}
-		if (*p == '\0')
-			break;
-		if (*p != ',')
-			return -1;
-		p++;
-	}
-	*mode_out = mode & MODE_BITS;
-	*named_out = named & MODE_BITS;
-	return 0;
-}
-
-static int parse_mode(const char *s, mode_t umask_bits, mode_t *mode,
-		      mode_t *named)
-{
-	if (*s >= '0' && *s <= '7')
-		return parse_octal_mode(s, mode, named);
-	return parse_symbolic_mode(s, umask_bits, mode, named);
 }
 
 /* ---- owners, groups, xattrs ---- */
@@ -524,36 +272,6 @@ static mode_t creation_mask(int fd, const struct options *o, int *acl)
 }
 
 /*
- * The mode GNU mkdir (coreutils 9.1) gives a directory it creates, for
- * this call's -m, in a parent where mkdirat(2) keeps the bits `mask` of a
- * mode (creation_mask) and the directory inherits the setgid bit `setgid`:
- *  - without -m, mkdirat with 0777;
- *  - with -m, mkdirat with -m's mode, less group and other write if that
- *    mode sets the sticky bit or names setuid/setgid, and with the umask
- *    lifted for the bits -m's mode has (a default ACL still applies);
- *    then, where that differs from -m's mode in a bit -m named, chmod to
- *    -m's mode plus the other bits as mkdirat left them.
- * So `-m +t` gives 1755 under umask 022 (mkdirat(1755), only the sticky
- * bit named), `-m g+w` 0777 (the umask lifted for the bits asked for).
- */
-static mode_t new_dir_mode(const struct options *o, mode_t mask, int acl,
-			   mode_t setgid)
-{
-	mode_t asked = o->mode, named = o->mode_bits, made;
-
-	if (!o->have_mode)
-		return (0777 & mask) | setgid;
-	if ((named & (S_ISUID | S_ISGID)) || (asked & S_ISVTX))
-		asked &= ~(mode_t)(S_IWGRP | S_IWOTH);
-	if (!acl)
-		mask = ~(o->umask_bits & ~o->mode);
-	made = (asked & S_ISVTX) | (asked & mask & 0777) | setgid;
-	if ((made ^ o->mode) & named)
-		return (o->mode | (made & ~named)) & MODE_BITS;
-	return made;
-}
-
-/*
  * What -m asks of an existing directory of mode `now` (--apply-existing
  * and the warning): the bits -m named set as -m says, the others kept, as
  * chmod(1) with the same mode would do (clauses without a who letter take
@@ -581,6 +299,10 @@ struct setup_ctx {
  */
 static int apply_attributes(int fd, const char *path, const struct options *o)
 {
+	const struct cli_mode m = {
+		.given = o->have_mode, .mode = o->mode, .named = o->mode_bits,
+		.umask_bits = o->umask_bits,
+	};
 	struct stat st;
 	mode_t mode, mask;
 	size_t i;
@@ -593,7 +315,7 @@ static int apply_attributes(int fd, const char *path, const struct options *o)
 		return -err;
 	}
 	mask = creation_mask(fd, o, &acl);
-	mode = new_dir_mode(o, mask, acl, st.st_mode & S_ISGID);
+	mode = cli_new_dir_mode(&m, mask, acl, st.st_mode & S_ISGID);
 
 	for (i = 0; i < o->nxattrs; i++) {
 		if (fsetxattr(fd, o->xattrs[i].name, o->xattrs[i].value,
@@ -1204,7 +926,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 	o->umask_bits = umask(0);
 	umask(o->umask_bits);
 	if (mode_arg) {
-		if (parse_mode(mode_arg, o->umask_bits, &o->mode, &o->mode_bits)) {
+		if (cli_parse_mode(mode_arg, o->umask_bits, &o->mode, &o->mode_bits)) {
 			say(stderr, "invalid mode %Q", mode_arg);
 			exit(1);
 		}
