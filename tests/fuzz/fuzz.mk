@@ -1,4 +1,5 @@
-# tests/fuzz/fuzz.mk - the differential fuzzer (tests/fuzz/fuzz.c, model.c).
+# tests/fuzz/fuzz.mk - the differential fuzzer (tests/fuzz/fuzz.c, model.c),
+# and the libFuzzer targets of the command (make fuzz-targets, below).
 #
 #   make fuzz-bin      build build/tests/fuzz (static, so it runs in the guests)
 #   make fuzz          the long run: FUZZ_CASES cases per filesystem on the
@@ -41,6 +42,28 @@ $(BUILD)/tests/fuzz: tests/fuzz/fuzz.c tests/fuzz/model.c tests/fuzz/model.h \
 	$(if $(Q),@echo "  CC      $@")
 	$(Q)$(CC) $(FUZZ_CFLAGS) $(ALL_LDFLAGS) $(if $(filter 1,$(SAN)),,-static) -o $@ tests/fuzz/fuzz.c \
 		tests/fuzz/model.c $(BUILD)/libocdir.a -pthread
+
+# libFuzzer targets (clang's -fsanitize=fuzzer, Debian's libclang-rt-14-dev)
+# over the command's own code, as the command links it: tests/fuzz/mode-fuzz.c
+# (-m, cli/mode.c) and tests/fuzz/quote-fuzz.c (names in messages,
+# cli/quote.c). Not part of `all`: tests/suites/90-fuzz builds and runs
+# them (make fuzz-targets), or says why it cannot.
+FUZZ_CLANG   ?= clang
+LIBFUZZER_CFLAGS = $(OCDIR_CPPFLAGS) -Icli -std=c11 -Wall -Wextra -Werror -g -O1 \
+		   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+
+.PHONY: fuzz-targets
+fuzz-targets: $(BUILD)/tests/fuzz-mode $(BUILD)/tests/fuzz-quote
+
+$(BUILD)/tests/fuzz-mode: tests/fuzz/mode-fuzz.c cli/mode.c cli/mode.h
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(FUZZ_CLANG) $(LIBFUZZER_CFLAGS) -o $@ tests/fuzz/mode-fuzz.c cli/mode.c
+
+$(BUILD)/tests/fuzz-quote: tests/fuzz/quote-fuzz.c cli/quote.c cli/quote.h
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(FUZZ_CLANG) $(LIBFUZZER_CFLAGS) -o $@ tests/fuzz/quote-fuzz.c cli/quote.c
 
 # One guest, the three filesystems in turn; vm/run fails on any kernel report.
 fuzz: fuzz-bin
