@@ -78,10 +78,12 @@ extern "C" {
  * Where the staging design cannot run in a shared parent -- the filesystem
  * refuses RENAME_NOREPLACE (NFS, 9p, many FUSE servers), an LSM refuses the
  * rename (Landlock without LANDLOCK_ACCESS_FS_REFER), the staging
- * directory would lose the setgid bit the new directory must inherit, or
+ * directory would lose the setgid bit the new directory must inherit,
  * the server keeps group or other permission bits on it that its mode did
- * not ask for (or adds them where no birth time proves whose they are)
- * -- the call fails with EOPNOTSUPP and creates nothing. With this option it falls
+ * not ask for (or adds them where no birth time proves whose they are),
+ * or no birth time proves the staging directory new (NFSv3, 9p, most FUSE
+ * servers; see docs/security.md) -- the call fails with EOPNOTSUPP and
+ * creates nothing. With this option it falls
  * back to mkdirat + openat(O_NOFOLLOW) in the shared parent instead, which
  * gives up one guarantee: someone who can write to the parent can swap the
  * new name for another directory of the caller's between the two calls,
@@ -209,10 +211,10 @@ struct ocdir_how {
  *            renameat2(RENAME_NOREPLACE) (NFS, 9p, many FUSE servers), an
  *            LSM refuses the rename (Landlock without
  *            LANDLOCK_ACCESS_FS_REFER), the staging directory would
- *            lose the setgid bit the new directory inherits, or the server
+ *            lose the setgid bit the new directory inherits, the server
  *            will not let it be private (group or other bits it added and
- *            keeps through a chmod). Nothing is
- *            created. Also where a directory's mode must be changed
+ *            keeps through a chmod), or the filesystem shows no birth time
+ *            to prove the staging directory new. Nothing is created. Also where a directory's mode must be changed
  *            through an O_PATH descriptor and the kernel has neither
  *            fchmodat2(2) (6.6) nor a usable /proc.
  *   EAGAIN   (emulation only) a race was lost 8 times in a row: the name
