@@ -382,7 +382,8 @@ typedef int (*ocdir_setup_fn)(int fd, const char *path, unsigned int flags,
  * parent's descriptor is taken before setup runs.
  *
  * setup may be NULL (then this is ocdir_openat2); it is called once, with
- * OCDIR_SETUP_LEAF, if the call creates the directory. how, size,
+ * OCDIR_SETUP_LEAF, if the call creates the directory (where the
+ * publishing rename would be refused, that is known before setup runs). how, size,
  * created: as ocdir_openat2; `created` is 1 exactly when setup ran and
  * succeeded.
  *
@@ -390,11 +391,15 @@ typedef int (*ocdir_setup_fn)(int fd, const char *path, unsigned int flags,
  *   (any)       the negative value setup returned (-1 to -4095), as a
  *               positive errno; what the call made is removed.
  *   (removal)   setup failed and what it made could not be removed
- *               (ENOTEMPTY, EBUSY, EPERM, EACCES, ...: a mount point,
- *               an immutable file, another user's subdirectory inside):
- *               this error instead of setup's. The directory then stays,
- *               emptied as far as the caller may, under a hidden
- *               ".ocdir-stage.*" name in the parent, never at its name.
+ *               (ENOTEMPTY, EBUSY, EACCES, ...: a mount point, an
+ *               immutable file; EPERM: setup gave the directory away and
+ *               another user's directory is inside, which is neither
+ *               changed nor emptied): this error instead of setup's. The
+ *               directory then stays, emptied as far as the caller may,
+ *               under a hidden ".ocdir-stage.*" name in the parent, never
+ *               at its name. ESTALE: (the weak way, in a shared parent)
+ *               someone moved it to another name before it could be
+ *               moved off its own; it stays there, emptied, 0700.
  *   EIO         setup returned a value below -4095.
  *   EEXIST      O_EXCL and the name exists (nothing set up).
  *   EOPNOTSUPP  the parent is shared and the filesystem or an LSM refuses
@@ -520,6 +525,10 @@ int ocdir_publish(struct ocdir_prepared *prepared);
  *            prepared tree could not be removed; repeat the call (after
  *            closing descriptors, say).
  *   ESTALE   a directory of the tree was moved while it was being removed.
+ *   EPERM    the prepared directory was opened to others (an owner, a
+ *            mode, an ACL that lets others write) and holds another user's
+ *            directory, which is neither changed nor emptied: someone it
+ *            was opened to may have moved it in from elsewhere.
  * A prepared directory that root or the caller removed or moved out of
  * the staging directory counts as gone. A NULL prepared returns 0.
  */
