@@ -51,11 +51,12 @@
  *                  "target" made with an ACL entry, group 65534 or the
  *                  setgid bit (the arena hands out group 0, no ACL).
  *  race-{full,acl,sgid}-{openat2,setup,prepare,cli}
- *                  point 2, live. The attacker watches the arena with
- *                  inotify and exchanges each new ".ocdir-stage.*" with
- *                  "old-dir" (as above), dwells, swaps back. cli runs the
- *                  ocdir command (-m 0755) beside this program. Hits as
- *                  for stage-old-*.
+ *                  point 2, live. The attacker, SCHED_FIFO on the
+ *                  victim's CPU, blocks on inotify on the arena and
+ *                  exchanges each new ".ocdir-stage.*" with "old-dir" (as
+ *                  above) as soon as it appears, holds it -w microseconds
+ *                  (default 200), swaps back. cli runs the ocdir command
+ *                  (-m 0755) beside this program. Hits as for stage-old-*.
  *  handoff-private, handoff-shared-weak
  *                  point 3. Arena 0755 (private), or a 0777 one on a
  *                  bindfs mount (shared) that adds g+rX,o+rX to all, so
@@ -134,7 +135,7 @@ static struct {
 	double seconds;
 	uid_t attacker;
 	int quiet;
-} opt = { NULL, "/tmp", NULL, 1000, 20000, 30, 65534, 0 };
+} opt = { NULL, "/tmp", NULL, 1000, 200, 30, 65534, 0 };
 
 static const char *const plant_names[] = { "full", "acl", "sgid" };
 static const char *const entry_names[] = { "openat2", "setup", "prepare", "cli" };
@@ -219,14 +220,15 @@ static int make_plant(int dirfd, const char *name, enum plant plant, struct plan
 	return fstat(pl->fd, &pl->st);
 }
 
-/* Was the planted directory changed (its mode, owner, group, ACL, file)? */
+/* Was the planted directory removed or changed (mode, owner, group, ACL, file)? */
 static int plant_changed(const struct planted *pl, enum plant plant)
 {
 	char acl[256];
 	struct stat st;
 	ssize_t n;
 
-	if (fstat(pl->fd, &st) || (st.st_mode & 07777) != (pl->st.st_mode & 07777) ||
+	if (fstat(pl->fd, &st) || st.st_nlink == 0 ||
+	    (st.st_mode & 07777) != (pl->st.st_mode & 07777) ||
 	    st.st_uid != pl->st.st_uid || st.st_gid != pl->st.st_gid)
 		return 1;
 	n = fgetxattr(pl->fd, ACL_DEFAULT, acl, sizeof(acl));
@@ -630,35 +632,59 @@ static int run_stage(const struct variant *v, struct result *res)
 
 /* ---- point 2, live ---- */
 
-struct race_ctx {
-	struct arena *a;
-	int in;
+/*
+ * The live attacker: blocked in a read of its inotify descriptor, on the
+ * victim's CPU with SCHED_FIFO, so that the event of a new staging
+ * directory hands it the CPU as the victim's mkdirat returns. It
+ * exchanges the staging name with old-dir, sleeps `dwell` microseconds
+ * (the victim runs meanwhile), and swaps back. `busy` is set while a swap
+ * is held: the victim looks at the arena only when it is clear.
+ */
+struct race_sync {
+	_Atomic unsigned long moves;
+	_Atomic int busy, quit;
 };
 
-static struct shared *race_sh;
-
-static int xchg_dwell(const struct inotify_event *ev, void *ctx)
+static void race_attacker(struct arena *a, struct race_sync *rs, int cpu)
 {
-	struct race_ctx *c = ctx;
-	unsigned int g = atomic_load(&race_sh->gen);
+	struct sched_param fifo = { .sched_priority = 1 };
+	union {
+		struct inotify_event ev;
+		char buf[4096];
+	} u;
+	cpu_set_t set;
+	ssize_t n, off;
+	int in;
 
-	if (!ev->len || strncmp(ev->name, STAGE_PREFIX, strlen(STAGE_PREFIX)) ||
-	    xchg(c->a->fd, ev->name, OLD))
-		return 0;
-	dwell(race_sh, g, opt.dwell);
-	xchg(c->a->fd, ev->name, OLD);
-	return 1;
-}
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	/* before drop_to(): an unprivileged process may not ask for FIFO */
+	if (sched_setaffinity(0, sizeof(set), &set) || sched_setscheduler(0, SCHED_FIFO, &fifo))
+		_exit(3);
+	if (drop_to(opt.attacker))
+		_exit(2);
+	in = inotify_init1(IN_CLOEXEC);
+	if (in < 0 || inotify_add_watch(in, a->path, IN_CREATE) < 0)
+		_exit(2);
+	while (!atomic_load(&rs->quit)) {
+		n = read(in, u.buf, sizeof(u.buf));
+		for (off = 0; off < n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)(u.buf + off);
 
-static int race_move(void *arena, struct shared *sh, unsigned int g)
-{
-	struct race_ctx *c = arena;
-	int n;
-
-	(void)sh;
-	(void)g;
-	n = t_each_inotify_event(c->in, xchg_dwell, c);
-	return n > 0;
+			off += (ssize_t)(sizeof(*ev) + ev->len);
+			if (!ev->len || strncmp(ev->name, STAGE_PREFIX, strlen(STAGE_PREFIX)))
+				continue;
+			atomic_store(&rs->busy, 1);
+			if (!xchg(a->fd, ev->name, OLD)) {
+				usleep((useconds_t)opt.dwell);
+				xchg(a->fd, ev->name, OLD);
+				atomic_fetch_add(&rs->moves, 1);
+			}
+			atomic_store(&rs->busy, 0);
+		}
+	}
+	_exit(0);
 }
 
 /* Watch old-dir (the inode, wherever it is moved) for anything done in or to it. */
@@ -672,12 +698,12 @@ static int watch_old(struct arena *a)
 
 static int run_race(const struct variant *v, struct result *res)
 {
-	struct race_ctx ctx;
+	struct race_sync *rs;
 	struct arena a;
-	struct shared *sh;
 	unsigned long r;
 	double start;
-	int fd, hit, watch;
+	int fd, hit, watch, st, cpu = 0;
+	cpu_set_t set;
 	pid_t pid;
 
 	if (v->entry == E_CLI && (!opt.cli || access(opt.cli, X_OK)))
@@ -690,32 +716,33 @@ static int run_race(const struct variant *v, struct result *res)
 		return errno == EOPNOTSUPP ? 77 : -errno;
 	}
 	watch = watch_old(&a);
-	sh = race_sh = shared_map();
-	if (!sh) {
+	rs = mmap(NULL, sizeof(*rs), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (rs == MAP_FAILED) {
 		arena_drop(&a);
 		return -ENOMEM;
 	}
+	memset(rs, 0, sizeof(*rs));
+	/* victim and attacker on one CPU: the attacker's wakeup preempts */
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
 	fflush(stdout);
 	pid = fork();
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (drop_to(opt.attacker))
-			_exit(2);
-		ctx.a = &a;
-		ctx.in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-		if (ctx.in < 0 || inotify_add_watch(ctx.in, a.path, IN_CREATE) < 0)
-			_exit(2);
-		attacker_loop(sh, ~0UL, race_move, NULL, &ctx);
-		_exit(0);
-	}
-	wait_until_eq(&sh->ack, 1);
+	if (pid == 0)
+		race_attacker(&a, rs, cpu);
+	usleep(20000);
 	start = now();
 	for (r = 0; r < opt.rounds; r++) {
 		if ((r & 15) == 0 && now() - start > opt.seconds)
 			break;
-		round_run(sh, (unsigned int)r);
+		if (waitpid(pid, &st, WNOHANG) == pid) {
+			note(res, "the attacker could not run (exit %d)", WEXITSTATUS(st));
+			res->errors++;
+			break;
+		}
 		fd = victim_call(&a, v->entry);
-		round_pause(sh, (unsigned int)r);
+		while (atomic_load(&rs->busy))
+			usleep(50);
 		count_call(fd, res, v->name);
 		hit = plant_touched(&a, watch) || plant_changed(&a.old, v->plant) ||
 		      (fd >= 0 && target_inherited(fd));
@@ -740,8 +767,15 @@ static int run_race(const struct variant *v, struct result *res)
 	}
 	res->rounds = r;
 	res->seconds = now() - start;
-	res->moves = atomic_load(&sh->moves);
-	stop_attacker(sh, pid);
+	res->moves = atomic_load(&rs->moves);
+	atomic_store(&rs->quit, 1);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	munmap(rs, sizeof(*rs));
+	CPU_ZERO(&set);
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
 	if (!res->moves)
 		note(res, "the attacker never exchanged a staging directory");
 	arena_drop(&a);
