@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/fsuid.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -944,6 +945,68 @@ static void test_discard_deep(int dfd)
 	close(fd);
 }
 
+/*
+ * Issue 39: once the tree is gone ocdir_discard() says 0 and frees the
+ * handle, also where the empty staging directory cannot be removed (here
+ * the parent's owner, the caller, made the parent 0555): errno names the
+ * leftover. f246af7 freed the handle and said -1 (EACCES), and a caller
+ * that retried, as its header said it may, ran on freed memory (the san/
+ * build of this test: AddressSanitizer's heap-use-after-free).
+ */
+static void test_discard_leftover(int dfd)
+{
+	struct ocdir_how how = { .mode = 0700 };
+	struct ocdir_prepared *p = NULL;
+	int sub, fd, f, r, err, left;
+	struct dirent *de;
+	DIR *d;
+
+	if (geteuid()) {
+		t_skip(N("discard-leftover"), "needs root (a caller of uid 1000 through setfsuid)");
+		return;
+	}
+	if (mkdirat(dfd, "dl", 0777) || fchownat(dfd, "dl", 1000, 1000, 0) ||
+	    fchmodat(dfd, "dl", 0777, 0) ||
+	    (sub = openat(dfd, "dl", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		t_fail(N("discard-leftover"), "setup: %s", strerror(errno));
+		return;
+	}
+	setfsgid(1000);
+	setfsuid(1000);
+	fd = ocdir_prepare(sub, "x", &how, sizeof(how), &p);
+	err = errno;
+	if (fd >= 0) {
+		f = openat(fd, "file", O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+		if (f >= 0)
+			close(f);
+		fchmod(sub, 0555);
+		errno = 0;
+		r = ocdir_discard(p);
+		err = errno;
+		if (r < 0)	/* a binding's retry: must never touch freed memory */
+			ocdir_discard(p);
+		fchmod(sub, 0777);
+	}
+	setfsuid(0);
+	setfsgid(0);
+	if (fd < 0) {
+		t_fail(N("discard-leftover"), "prepare: %s", strerror(err));
+	} else {
+		left = stage_left(sub);
+		T_CHECK(N("discard-leftover-frees-once"), r == 0 && err == EACCES && left &&
+			!exists(sub, "x"), "r %d errno %s, staging directory %s, tree %s", r,
+			t_errname(err), left ? "left" : "gone", exists(sub, "x") ? "left" : "gone");
+		close(fd);
+	}
+	d = fdopendir(sub);
+	while (d && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
+	if (d)
+		closedir(d);
+	unlinkat(dfd, "dl", AT_REMOVEDIR);
+}
+
 static int fail_leaf(int fd, const char *path, unsigned int flags, void *arg)
 {
 	(void)fd;
@@ -1261,6 +1324,7 @@ static int run_mode(const char *name, const char *dir)
 	test_setup(dfd, !strcmp(name, "weak"));
 	test_prepare(dfd);
 	test_discard_deep(dfd);
+	test_discard_leftover(dfd);
 	test_mkpath_deep(dfd);
 	if (strcmp(name, "weak"))
 		test_no_proc(dfd);
