@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,6 +167,7 @@ struct stage_expect {
 };
 
 static int server_decides_modes(int dirfd);
+static int made_lately(int fd, const struct stat *st);
 
 /*
  * Before anything is made in parentfd: t0 is the time no earlier than
@@ -191,8 +193,13 @@ static int stage_expect_read(int parentfd, struct stage_expect *ex)
 		clock_gettime(CLOCK_REALTIME_COARSE, &ex->t0);
 	}
 	ex->acl_len = oc_default_acl(parentfd, ex->acl, sizeof(ex->acl));
-	/* Too long to compare (ERANGE) or unreadable: nothing can match it. */
-	return ex->acl_len < 0 ? -EOPNOTSUPP : 0;
+	if (ex->acl_len >= 0)
+		return 0;
+	/* Out of descriptors or memory: the call's error. */
+	if (ex->acl_len == -EMFILE || ex->acl_len == -ENFILE || ex->acl_len == -ENOMEM)
+		return (int)ex->acl_len;
+	/* Too long to compare (ERANGE), or no way to read it: nothing can match it. */
+	return -EOPNOTSUPP;
 }
 
 /*
@@ -307,7 +314,8 @@ static int stage_is_ours(int parentfd, const char *name, int fd, int readable,
 		return STAGE_NOT_OURS;
 	if (!(sx.stx_mask & STATX_BTIME))
 		return STAGE_UNPROVEN;
-	if (!born_since(&sx.stx_btime, &ex->t0))
+	/* Born before the call, or made by this process in the same tick. */
+	if (!born_since(&sx.stx_btime, &ex->t0) || made_lately(fd, st))
 		return STAGE_NOT_OURS;
 	/*
 	 * The parent's setgid bit passes on its group and itself; else ours.
@@ -768,6 +776,85 @@ fail_name:
 }
 
 /*
+ * The directories this process made lately in shared parents: a staging
+ * directory is never one of them. A birth time cannot tell a directory
+ * made in the same clock tick before the call (the previous call's,
+ * exchanged into the staging name by someone who can write the parent)
+ * from the one just made; for this library's own, in this process, this
+ * can. Device and inode find a candidate; the file handle (which holds
+ * the inode's generation) tells a reused inode number from the same inode.
+ */
+#define OC_MADE_LATELY 64
+struct made_dir {
+	dev_t dev;
+	ino_t ino;
+	unsigned int handle_bytes;	/* 0: the filesystem gives no handle */
+	unsigned char handle[40];
+};
+static struct {
+	pthread_mutex_t lock;
+	unsigned int next;
+	struct made_dir made[OC_MADE_LATELY];
+} lately = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* fd's device, inode and file handle (handle_bytes 0 where there is none). */
+static int made_dir_of(int fd, const struct stat *st, struct made_dir *m)
+{
+	union {
+		struct file_handle fh;
+		char buf[sizeof(struct file_handle) + sizeof(m->handle)];
+	} u;
+	int mount_id;
+
+	m->dev = st->st_dev;
+	m->ino = st->st_ino;
+	m->handle_bytes = 0;
+	u.fh.handle_bytes = sizeof(m->handle);
+	if (name_to_handle_at(fd, "", &u.fh, &mount_id, AT_EMPTY_PATH) == 0) {
+		m->handle_bytes = u.fh.handle_bytes;
+		memcpy(m->handle, u.fh.f_handle, u.fh.handle_bytes);
+	}
+	return 0;
+}
+
+void oc_note_made(int fd)
+{
+	struct made_dir m;
+	struct stat st;
+
+	if (fstat(fd, &st) < 0 || made_dir_of(fd, &st, &m) < 0)
+		return;
+	pthread_mutex_lock(&lately.lock);
+	lately.made[lately.next++ % OC_MADE_LATELY] = m;
+	pthread_mutex_unlock(&lately.lock);
+}
+
+/* Is fd (showing st) one of the directories noted by oc_note_made()? */
+static int made_lately(int fd, const struct stat *st)
+{
+	struct made_dir m, seen;
+	unsigned int i, n;
+	int match = 0;
+
+	pthread_mutex_lock(&lately.lock);
+	n = lately.next < OC_MADE_LATELY ? lately.next : OC_MADE_LATELY;
+	for (i = 0; i < n && !match; i++) {
+		match = lately.made[i].dev == st->st_dev && lately.made[i].ino == st->st_ino;
+		if (match)
+			seen = lately.made[i];
+	}
+	pthread_mutex_unlock(&lately.lock);
+	if (!match)
+		return 0;
+	/* The inode number, maybe reused since: the same inode only if the handle says so. */
+	made_dir_of(fd, st, &m);
+	return !m.handle_bytes || !seen.handle_bytes ||
+	       (m.handle_bytes == seen.handle_bytes &&
+		!memcmp(m.handle, seen.handle, m.handle_bytes));
+}
+
+
+/*
  * Whether only the caller and root can move or replace what the caller
  * makes in this parent: it belongs to one of them, and nobody else may
  * write to it, or it is sticky (then only its owner and the entry's owner
@@ -811,6 +898,7 @@ int oc_create_weak(int parentfd, const char *last, const struct oc_req *req,
 		close(fd);
 		return -EEXIST;
 	}
+	oc_note_made(fd);
 	return fd;
 }
 
@@ -898,6 +986,7 @@ again:
 		return r;
 	}
 	oc_stage_remove(parentfd, stagefd, stagename);
+	oc_note_made(fd);
 	return fd;
 }
 

@@ -100,6 +100,7 @@ int oc_same_inode(const struct stat *a, const struct stat *b);
 int oc_sticky_denied(const struct stat *parent, const struct stat *dir);
 int oc_parent_is_private(const struct stat *parent);
 int oc_stage_gone(int stagefd);
+void oc_note_made(int fd);
 int oc_create_weak(int parentfd, const char *last, const struct oc_req *req,
 		   int oflags);
 

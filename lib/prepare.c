@@ -161,14 +161,19 @@ static int publish_rename(struct ocdir_prepared *p)
 	}
 	if ((st.st_mode & S_IWUSR) || st.st_uid != oc_fsuid() ||
 	    oc_chmod_fd(fd, (st.st_mode & 07777) | S_IWUSR) < 0) {
+		r = oc_renameat2(p->stagefd, p->name, p->parentfd, p->name,
+				 RENAME_NOREPLACE);
+		if (r == 0)
+			oc_note_made(fd);
 		close(fd);
-		return oc_renameat2(p->stagefd, p->name, p->parentfd, p->name,
-				    RENAME_NOREPLACE);
+		return r;
 	}
 	r = oc_renameat2(p->stagefd, p->name, p->parentfd, p->name,
 			 RENAME_NOREPLACE);
 	/* Give it back; if that fails the caller can still fix it via its fd. */
 	oc_chmod_fd(fd, st.st_mode & 07777);
+	if (r == 0)
+		oc_note_made(fd);
 	close(fd);
 	return r;
 }
@@ -242,7 +247,10 @@ static void take_back(int fd)
 		oc_chmod_fd(fd, 0700);
 }
 
-/* Could someone but the caller put entries in a directory that shows st? */
+/*
+ * Could someone but the caller put entries in a directory that shows st?
+ * (An access ACL's named entries are bounded by its mask, the group bits.)
+ */
 static int others_may_write(const struct stat *st)
 {
 	return st->st_uid != oc_fsuid() || (st->st_mode & (S_IWGRP | S_IWOTH));
@@ -256,8 +264,9 @@ static int others_may_write(const struct stat *st)
  * malloc'ed) to go down into, 0 when the directory is empty, or -errno
  * (EBUSY for another mount, as rmdir of a mount point).
  */
-static int clear_step(int fd, dev_t dev, int *sub, char **subname)
+static int clear_step(int fd, dev_t dev, int careful, int *sub, char **subname)
 {
+	struct stat opened;
 	union {
 		struct oc_dirent64 de;
 		char buf[4096];
@@ -289,12 +298,29 @@ static int clear_step(int fd, dev_t dev, int *sub, char **subname)
 				continue;
 			if (errno != ENOTEMPTY && errno != EEXIST)
 				return -errno;
+			/*
+			 * careful: others could put entries here. Another
+			 * user's directory is not gone into: emptying it with
+			 * the caller's rights could remove what its owner may
+			 * keep from whoever moved it in.
+			 */
+			if (careful && st.st_uid != oc_fsuid())
+				return -EPERM;
 			*sub = oc_openat(fd, de->d_name,
 					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
 			if (*sub < 0)
 				return *sub;
-			if (others_may_write(&st))
-				take_back(*sub);
+			/* What was opened decides, not what the name showed before. */
+			if (careful && (fstat(*sub, &opened) < 0 || opened.st_uid != oc_fsuid())) {
+				close(*sub);
+				return -EPERM;
+			}
+			/* The caller's own, open to others: closed to them before it is emptied. */
+			if (careful && others_may_write(&opened)) {
+				fremovexattr(*sub, "system.posix_acl_access");
+				fremovexattr(*sub, "system.posix_acl_default");
+				oc_chmod_fd(*sub, 0700);
+			}
 			*subname = strdup(de->d_name);
 			if (!*subname) {
 				close(*sub);
@@ -316,7 +342,7 @@ static int clear_step(int fd, dev_t dev, int *sub, char **subname)
  * emptied. Stops at the first entry it cannot remove; what was removed
  * stays removed.
  */
-static int remove_contents(int top)
+static int remove_contents(int top, int careful)
 {
 	struct level *stack = NULL, *grown;
 	size_t depth = 0, cap = 0, i;
@@ -329,7 +355,7 @@ static int remove_contents(int top)
 		return -errno;
 	dev = st.st_dev;
 	for (;;) {
-		r = clear_step(cur, dev, &sub, &subname);
+		r = clear_step(cur, dev, careful, &sub, &subname);
 		if (r < 0)
 			break;
 		if (r == 1) {	/* down */
@@ -396,17 +422,22 @@ static int remove_contents(int top)
  * shown to lead to that very inode. Never a look-up of the name to find
  * what to empty. A directory refilled between the emptying and the rmdir
  * (by someone who held a way in before it was taken back) is emptied
- * again, a few times. Needs no descriptor beyond the two of
- * remove_contents().
+ * again, a few times. careful (or fd shows it given away: an owner, a
+ * mode, an ACL that lets others write): others could have put entries in
+ * it, so another user's directory inside is not emptied (-EPERM), see
+ * clear_step(). Needs no descriptor beyond the two of remove_contents().
  */
-static int remove_made_at(int parentfd, const char *name, int fd)
+static int remove_made_at(int parentfd, const char *name, int fd, int careful)
 {
 	struct stat byfd, byname;
 	int i, r = 0;
 
+	/* Given away (an owner, a mode, an ACL that lets others write)? */
+	if (!careful)
+		careful = fstat(fd, &byfd) < 0 || others_may_write(&byfd);
 	take_back(fd);
 	for (i = 0; i < OC_RACE_RETRIES; i++) {
-		r = remove_contents(fd);
+		r = remove_contents(fd, careful);
 		if (r < 0)
 			return r;
 		if (fstat(fd, &byfd) < 0)
@@ -424,27 +455,59 @@ static int remove_made_at(int parentfd, const char *name, int fd)
 }
 
 /*
+ * Move the directory fd from `name` in fromfd to `to` in todir (a name
+ * nobody has: a new staging directory of ours, or 64 random bits), only
+ * while the name leads to fd. rename(2) goes by name: someone who can
+ * write fromfd can exchange the name between the look and the rename.
+ * What arrived is looked at, and another directory is put back at once
+ * (the move is then tried again, a few times). Returns 0 once fd's
+ * directory is at `to`, or -errno (it is then where it was).
+ */
+static int move_own(int fromfd, const char *name, int todir, const char *to, int fd)
+{
+	struct stat byfd, byname;
+	int i, r = -EAGAIN;
+
+	if (fstat(fd, &byfd) < 0)
+		return -errno;
+	for (i = 0; i < OC_RACE_RETRIES; i++) {
+		if (fstatat(fromfd, name, &byname, AT_SYMLINK_NOFOLLOW) < 0)
+			return -errno;
+		if (!oc_same_inode(&byfd, &byname))
+			return -ESTALE;
+		r = oc_renameat2(fromfd, name, todir, to, RENAME_NOREPLACE);
+		/* No RENAME_NOREPLACE: `to` is nobody's. */
+		if (r == -EINVAL || r == -ENOSYS)
+			r = renameat(fromfd, name, todir, to) < 0 ? -errno : 0;
+		if (r < 0)
+			return r;
+		if (fstatat(todir, to, &byname, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    oc_same_inode(&byfd, &byname))
+			return 0;
+		/* Someone else's: back where it was taken from, or where it was left. */
+		if (oc_renameat2(todir, to, fromfd, name, RENAME_NOREPLACE) < 0 &&
+		    renameat(todir, to, fromfd, name) < 0)
+			return -errno;
+		r = -EAGAIN;
+	}
+	return r;
+}
+
+/*
  * Where no staging directory can be made (or proven ours): off its public
  * name all the same, to a random hidden name in the parent (only while the
  * name leads to fd), and removed there. Returns as remove_made_at(); not
  * removed, it stays at the hidden name (or, if the rename was refused, at
  * its name).
  */
-static int remove_at_hidden_name(int parentfd, const char *name, int fd)
+static int remove_at_hidden_name(int parentfd, const char *name, int fd, int careful)
 {
-	struct stat byfd, byname;
 	char hidden[64];
 	int r;
 
 	oc_random_name(hidden, sizeof(hidden), ".ocdir-stage");
-	r = fstat(fd, &byfd) < 0 ? -errno :
-	    fstatat(parentfd, name, &byname, AT_SYMLINK_NOFOLLOW) < 0 ? -errno :
-	    !oc_same_inode(&byfd, &byname) ? -ESTALE :
-	    oc_renameat2(parentfd, name, parentfd, hidden, RENAME_NOREPLACE);
-	/* No RENAME_NOREPLACE: a name of 64 random bits is nobody's. */
-	if (r == -EINVAL || r == -ENOSYS)
-		r = renameat(parentfd, name, parentfd, hidden) < 0 ? -errno : 0;
-	return remove_made_at(parentfd, r < 0 ? name : hidden, fd);
+	r = move_own(parentfd, name, parentfd, hidden, fd);
+	return remove_made_at(parentfd, r < 0 ? name : hidden, fd, careful);
 }
 
 /*
@@ -462,10 +525,12 @@ static int remove_at_hidden_name(int parentfd, const char *name, int fd)
 static int remove_from_public_name(int parentfd, const char *name, int fd)
 {
 	char stagename[64];
-	struct stat byfd, byname;
-	int stagefd, unusable, r;
+	struct stat st;
+	int stagefd, unusable, r, careful;
 	mode_t made;
 
+	/* Given away (an owner, a mode, an ACL that lets others write): careful. */
+	careful = fstat(fd, &st) < 0 || others_may_write(&st);
 	take_back(fd);
 	r = oc_stage_create(parentfd, &stagefd, stagename, sizeof(stagename),
 			    &unusable, &made);
@@ -475,15 +540,10 @@ static int remove_from_public_name(int parentfd, const char *name, int fd)
 		r = -EOPNOTSUPP;
 	}
 	if (r < 0)
-		return remove_at_hidden_name(parentfd, name, fd);
-	r = fstat(fd, &byfd) < 0 ? -errno :
-	    fstatat(parentfd, name, &byname, AT_SYMLINK_NOFOLLOW) < 0 ? -errno :
-	    !oc_same_inode(&byfd, &byname) ? -ESTALE :
-	    oc_renameat2(parentfd, name, stagefd, name, RENAME_NOREPLACE);
-	/* No RENAME_NOREPLACE: the staging directory is new, empty and ours. */
-	if (r == -EINVAL || r == -ENOSYS)
-		r = renameat(parentfd, name, stagefd, name) < 0 ? -errno : 0;
-	r = r < 0 ? remove_made_at(parentfd, name, fd) : remove_made_at(stagefd, name, fd);
+		return remove_at_hidden_name(parentfd, name, fd, careful);
+	r = move_own(parentfd, name, stagefd, name, fd);
+	r = r < 0 ? remove_made_at(parentfd, name, fd, careful) :
+		    remove_made_at(stagefd, name, fd, careful);
 	/* Still in it if the removal failed: the rmdir then fails and it stays. */
 	oc_stage_remove(parentfd, stagefd, stagename);
 	return r;
@@ -497,16 +557,23 @@ static int remove_tree(int stagefd, const char *name)
 {
 	int fd, r;
 
-	if (unlinkat(stagefd, name, AT_REMOVEDIR) == 0)
+	/* ENOENT here, and only here: nothing of ours is at the name any more. */
+	if (unlinkat(stagefd, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
 		return 0;
 	if (errno != ENOTEMPTY && errno != EEXIST)
 		return -errno;
 	fd = oc_openat(stagefd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (fd == -ENOENT)
+		return 0;
 	if (fd < 0)
 		return fd;
-	r = remove_made_at(stagefd, name, fd);
+	r = remove_made_at(stagefd, name, fd, 0);
 	close(fd);
-	return r;
+	/*
+	 * An ENOENT from inside is a directory of the tree moved while it was
+	 * being emptied (by someone it was opened to): the tree is not gone.
+	 */
+	return r == -ENOENT ? -ESTALE : r;
 }
 
 OC_EXPORT int ocdir_discard(struct ocdir_prepared *p)
@@ -519,12 +586,12 @@ OC_EXPORT int ocdir_discard(struct ocdir_prepared *p)
 	}
 	/*
 	 * Keep p for a retry while any of the tree is left: the caller may
-	 * free descriptors and call again. ENOENT: nothing is at the name in
-	 * our staging directory any more (an earlier try removed it, or the
-	 * caller or root moved it): there is no tree of ours left to remove.
+	 * free descriptors and call again. A name that is gone from our
+	 * staging directory (an earlier try removed it, or the caller or root
+	 * moved it) leaves no tree of ours to remove.
 	 */
 	r = remove_tree(p->stagefd, p->name);
-	if (r < 0 && r != -ENOENT)
+	if (r < 0)
 		return oc_result(r);
 	return prepared_end(p);
 }
@@ -576,6 +643,38 @@ static int setup_in_place(int parentfd, const char *last, const char *shown,
  * filesystem or LSM that refuses the publishing rename gives -EOPNOTSUPP.
  * Nothing is left behind on failure.
  */
+/*
+ * Will this filesystem take the publishing rename (RENAME_NOREPLACE)?
+ * Asked before setup runs, so that a refusal (then the weak way, or
+ * EOPNOTSUPP) does not run setup a second time on another directory: the
+ * new directory `name` is renamed to another name inside our staging
+ * directory and back, which reaches the filesystem's own check. The
+ * answer "yes" is kept for the last filesystem (device) that gave it.
+ */
+static dev_t noreplace_ok_dev;
+
+static int noreplace_refused(int stagefd, const char *name)
+{
+	struct stat st;
+	dev_t ok;
+	int r;
+
+	if (fstat(stagefd, &st) < 0)
+		return 0;	/* the publishing rename will say */
+	ok = __atomic_load_n(&noreplace_ok_dev, __ATOMIC_RELAXED);
+	if (ok && ok == st.st_dev && !oc_config()->no_noreplace)
+		return 0;
+	r = oc_renameat2(stagefd, name, stagefd, ".ocdir-probe", RENAME_NOREPLACE);
+	if (r == -EINVAL || r == -ENOSYS)
+		return 1;
+	if (r == 0 && oc_renameat2(stagefd, ".ocdir-probe", stagefd, name, RENAME_NOREPLACE) < 0 &&
+	    renameat(stagefd, ".ocdir-probe", stagefd, name) < 0)
+		return 0;	/* cannot happen in our own directory; publishing will say */
+	if (r == 0)
+		__atomic_store_n(&noreplace_ok_dev, st.st_dev, __ATOMIC_RELAXED);
+	return 0;
+}
+
 static int setup_staged(int parentfd, const char *last, const char *shown,
 			const struct oc_req *req, ocdir_setup_fn setup, void *arg)
 {
@@ -587,7 +686,8 @@ static int setup_staged(int parentfd, const char *last, const char *shown,
 	fd = prepare_at(&p, &own);
 	if (fd < 0)
 		return fd;
-	r = run_setup(setup, fd, shown, arg);
+	/* setup runs once: not on a directory that could not be published. */
+	r = noreplace_refused(p.stagefd, last) ? -EOPNOTSUPP : run_setup(setup, fd, shown, arg);
 	if (!r) {
 		r = publish_rename(&p);
 		/* No RENAME_NOREPLACE here, or an LSM refused the rename. */
@@ -595,7 +695,7 @@ static int setup_staged(int parentfd, const char *last, const char *shown,
 			r = -EOPNOTSUPP;
 	}
 	if (r < 0) {
-		int removed = remove_made_at(p.stagefd, last, fd);
+		int removed = remove_made_at(p.stagefd, last, fd, 0);
 
 		close(fd);
 		/* Not removed: it stays hidden, in the staging directory. */

@@ -224,10 +224,13 @@ ssize_t oc_default_acl(int fd, char *buf, size_t size)
 		if (rfd >= 0) {
 			n = fgetxattr(rfd, OC_ACL_DEFAULT, buf, size);
 			close(rfd);
+		} else if (rfd != -EACCES) {
+			return rfd;	/* EMFILE and the like: the call's own error */
 		} else {
+			/* Not readable: by the descriptor itself, then by procfs. */
 			n = syscall(SYS_getxattrat, fd, "", AT_EMPTY_PATH, OC_ACL_DEFAULT,
 				    &args, sizeof(args));
-			if (n < 0 && errno == ENOSYS) {
+			if (n < 0 && (errno == ENOSYS || errno == EBADF || errno == EINVAL)) {
 				rfd = proc_fd_dir();
 				if (rfd < 0)
 					return rfd;

@@ -780,9 +780,11 @@ static void test_setup(int dfd, int weak)
 	seen = (struct setup_seen){ .parentfd = pfd, .leaf = "d" };
 	fd = ocdir_openat2_setup(pfd, "d", &how, sizeof(how), record_setup, &seen, &made);
 	if (weak) {
+		/* Refused before setup runs (issue 39): setup is called once, or never. */
 		T_CHECK(N("setup-shared-no-noreplace-eopnotsupp"), fd < 0 &&
-			errno == EOPNOTSUPP && seen.leaf_calls == 1 && !exists(pfd, "d") &&
-			!stage_left(pfd), "fd %d errno %s", fd, t_errname(errno));
+			errno == EOPNOTSUPP && seen.leaf_calls == 0 && !exists(pfd, "d") &&
+			!stage_left(pfd), "fd %d errno %s calls %d", fd, t_errname(errno),
+			seen.leaf_calls);
 		how.options = OCDIR_ALLOW_WEAK_EMULATION;
 		seen = (struct setup_seen){ .parentfd = pfd, .leaf = "w" };
 		fd = ocdir_openat2_setup(pfd, "w", &how, sizeof(how), record_setup, &seen, &made);
@@ -801,8 +803,9 @@ static void test_setup(int dfd, int weak)
 		close(fd);
 	seen = (struct setup_seen){ .parentfd = pfd, .leaf = "g", .fail = -EPERM, .add_file = 1 };
 	fd = ocdir_openat2_setup(pfd, "g", &how, sizeof(how), record_setup, &seen, &made);
-	T_CHECK(N("setup-fails-shared-nothing-left"), fd < 0 && errno == EPERM &&
-		!exists(pfd, "g") && !stage_left(pfd), "fd %d errno %s", fd, t_errname(errno));
+	T_CHECK(N("setup-fails-shared-nothing-left"), fd < 0 &&
+		errno == (weak ? EOPNOTSUPP : EPERM) && !exists(pfd, "g") && !stage_left(pfd),
+		"fd %d errno %s", fd, t_errname(errno));
 	close(pfd);
 
 	/* mkpath: each new level announced top down, the leaf set up last. */
