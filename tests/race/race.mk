@@ -83,3 +83,18 @@ hostile3-old: tests/race/hostile3.c tests/race/race.h tests/helpers.h
 	@mkdir -p $(BUILD)/race
 	$(Q)$(CC) -I$(HOSTILE_OLD)/include $(ALL_CFLAGS) -pthread $(ALL_LDFLAGS) $(HOSTILE3_LINK) \
 		-o $(BUILD)/race/hostile3-old $< $(HOSTILE_OLD)/build/libocdir.a -pthread
+
+# tests/race/round3/: the attackers of the round on issue 39's paths by
+# someone who had not written the code; tests/race/round3/run runs them.
+ROUND3_PROGS := discard_enoent takeback_foreign public_exchange same_tick noread_parent
+ROUND3_BINS := $(addprefix $(BUILD)/race/round3/,$(ROUND3_PROGS))
+
+.PHONY: round3-bin
+all: round3-bin
+round3-bin: $(ROUND3_BINS)
+
+$(BUILD)/race/round3/%: tests/race/round3/%.c include/ocdir.h $(BUILD)/libocdir.a $(OCDIR_FLAGS_STAMP)
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -pthread $(ALL_LDFLAGS) $(if $(filter same_tick,$*),$(HOSTILE3_LINK)) \
+		-o $@ $< $(BUILD)/libocdir.a -pthread
