@@ -35,6 +35,10 @@
 
 #define PROG "ocdir"
 
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
+
 /* Exit status of --probe when the library emulates (0: native). */
 #define PROBE_EMULATED 2
 
@@ -478,6 +482,31 @@ static char *sticky_refused_level(int rootfd, const char *path)
 	return NULL;
 }
 /*
+ * stat of a level as the library looked it up: with --beneath/--in-root
+ * under that scoping (an absolute operand is below ROOT, ".." stays in
+ * it), by openat2(2) O_PATH; else fstatat(2). 0 or -1 with errno.
+ */
+static int level_stat(int rootfd, const char *path, uint64_t resolve, struct stat *st)
+{
+	struct {
+		uint64_t flags, mode, resolve;
+	} how = { O_PATH | O_CLOEXEC, 0, resolve };
+	long fd;
+	int r, err;
+
+	if (!resolve)
+		return fstatat(rootfd, path, st, 0);
+	fd = syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
+	if (fd < 0)
+		return -1;
+	r = fstat((int)fd, st);
+	err = errno;
+	close((int)fd);
+	errno = err;
+	return r;
+}
+
+/*
  * With -p, GNU mkdir names the level that failed ("cannot create
  * directory 'ro/x'" for ro/x/y), not the operand. The library says only
  * why; where, the command works out from what is there now, one level
@@ -492,7 +521,8 @@ static char *sticky_refused_level(int rootfd, const char *path)
  *    permission (mkdir -p cannot enter it: it names that one).
  * Returns the level as a new string, or NULL for the operand itself.
  */
-static char *failed_level(int rootfd, const char *path, int err, size_t made_len)
+static char *failed_level(int rootfd, const char *path, int err, size_t made_len,
+			  uint64_t resolve)
 {
 	size_t i = 0, n, prev = 0, end;
 	struct stat st;
@@ -518,7 +548,7 @@ static char *failed_level(int rootfd, const char *path, int err, size_t made_len
 
 				if (!(copy = strndup(path, end)))
 					return NULL;
-				if (fstatat(rootfd, copy, &st, 0))
+				if (level_stat(rootfd, copy, resolve, &st))
 					e = errno;
 				if (e ? e != EACCES && e != ENAMETOOLONG : !S_ISDIR(st.st_mode))
 					return copy;
@@ -532,7 +562,7 @@ static char *failed_level(int rootfd, const char *path, int err, size_t made_len
 			return NULL;
 	}
 	/* The leaf: only if its parent cannot be searched. */
-	if (prev && fstatat(rootfd, path, &st, 0) && errno == EACCES)
+	if (prev && level_stat(rootfd, path, resolve, &st) && errno == EACCES)
 		return strndup(path, prev);
 	return NULL;
 }
@@ -565,7 +595,10 @@ static void create_error(int rootfd, const char *operand, int err,
 			return;
 		}
 	}
-	if (o->parents && (failed = failed_level(rootfd, operand, err, made_len)))
+	/* EXDEV: the operand leads outside ROOT, said of the operand */
+	if (o->parents && err != EXDEV)
+		failed = failed_level(rootfd, operand, err, made_len, o->resolve);
+	if (failed)
 		path = failed;
 	switch (err) {
 	case EOPNOTSUPP:
@@ -654,9 +687,6 @@ static int process(int rootfd, const char *path, const struct options *o)
 
 /* ---- --probe ---- */
 
-#ifndef SYS_openat2
-#define SYS_openat2 437
-#endif
 #ifndef SYS_fchmodat2
 #define SYS_fchmodat2 452
 #endif

@@ -346,6 +346,8 @@ expect_clean "--beneath: symlink out" 1 "ocdir: cannot create directory 'out/esc
 expect_clean "--beneath -p: symlink out" 1 "ocdir: cannot create directory 'up/esc': it leads outside 'R' (--beneath): Invalid cross-device link" -- --beneath R -p up/esc
 expect_clean "--beneath -m: .. escapes" 1 "ocdir: cannot create directory '../esc': it leads outside 'R' (--beneath): Invalid cross-device link" -- --beneath R -m 700 ../esc
 expect_clean "--in-root: a dangling symlink is not created through" 1 "ocdir: cannot create directory 'dangle': File exists" -- --in-root R -p dangle/x
+mkdir -p R/lv && touch R/lv/f
+expect_clean "--in-root -p: the level that failed, looked up in ROOT" 1 "ocdir: cannot create directory '/lv/f': Not a directory" -- --in-root R -p /lv/f/x/y
 expect_clean "--beneath -p -m: symlink leaf out" 1 "ocdir: cannot create directory 'in/../out': it leads outside 'R' (--beneath): Invalid cross-device link" -- --beneath R -p -m 700 in/../out
 expect "--in-root: absolute path stays inside" 0 "" "" -- --in-root R /abs2
 check "--in-root: R/abs2" test -d R/abs2 -a ! -e /abs2
