@@ -524,43 +524,36 @@ static int level_stat(int rootfd, const char *path, uint64_t resolve, struct sta
 static char *failed_level(int rootfd, const char *path, int err, size_t made_len,
 			  uint64_t resolve)
 {
-	size_t i = 0, n, prev = 0, end;
+	/* how: 0, after the deepest level made; 1, a long name; 2, the walk */
+	int how = made_len ? 0 : err == ENAMETOOLONG ? 1 : 2, e;
+	size_t i, n, prev = 0, end;
 	struct stat st;
 	char *copy;
-	int j;
 
-	/* j = 0: the deepest level made; 1: a long name; 2: the walk. */
-	for (j = made_len ? 0 : err == ENAMETOOLONG ? 1 : 2; j < 3; j++) {
-		for (i = 0, prev = 0;; i += n) {
-			i += strspn(path + i, "/");
-			n = strcspn(path + i, "/");
-			end = i + n;
-			if (!n || !path[end + strspn(path + end, "/")])
-				break;	/* the leaf, below */
-			if (n == 1 && path[i] == '.')
-				continue;
-			if (j == 0 && end > made_len)
-				return strndup(path, end);
-			if (j == 1 && n > NAME_MAX)
-				return strndup(path, end);
-			if (j == 2) {
-				int e = 0;
-
-				if (!(copy = strndup(path, end)))
-					return NULL;
-				if (level_stat(rootfd, copy, resolve, &st))
-					e = errno;
-				if (e ? e != EACCES && e != ENAMETOOLONG : !S_ISDIR(st.st_mode))
-					return copy;
-				free(copy);
-				if (e == EACCES && prev)
-					return strndup(path, prev);
-			}
-			prev = end;
+	for (i = 0;; i += n) {
+		i += strspn(path + i, "/");
+		n = strcspn(path + i, "/");
+		end = i + n;
+		if (!n || !path[end + strspn(path + end, "/")])
+			break;	/* the leaf, below */
+		if (n == 1 && path[i] == '.')
+			continue;
+		if ((how == 0 && end > made_len) || (how == 1 && n > NAME_MAX))
+			return strndup(path, end);
+		if (how == 2) {
+			if (!(copy = strndup(path, end)))
+				return NULL;
+			e = level_stat(rootfd, copy, resolve, &st) ? errno : 0;
+			if (e ? e != EACCES && e != ENAMETOOLONG : !S_ISDIR(st.st_mode))
+				return copy;
+			free(copy);
+			if (e == EACCES && prev)
+				return strndup(path, prev);
 		}
-		if (j < 2)	/* the leaf, or a path too long as a whole */
-			return NULL;
+		prev = end;
 	}
+	if (how < 2)	/* the leaf; or, scoped, a path too long as a whole */
+		return NULL;
 	/* The leaf: only if its parent cannot be searched. */
 	if (prev && level_stat(rootfd, path, resolve, &st) && errno == EACCES)
 		return strndup(path, prev);
