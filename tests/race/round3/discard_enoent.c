@@ -50,13 +50,13 @@ int main(int argc, char **argv)
 	for (i = 0; i < rounds; i++) {
 		snprintf(arena, sizeof arena, "%s/atkA.%d.%ld", base, getpid(), i);
 		mkdir(arena, 0755);
-		chown(arena, 1000, 1000);
+		(void)!chown(arena, 1000, 1000);
 		sh[0] = 0; sh[1] = 0;
 		pid_t v = fork();
 		if (!v) {
 			/* victim, uid 1000 */
-			setresgid(1000, 1000, 0);
-			setresuid(1000, 1000, 0);	/* saved 0: only to fork the worker */
+			(void)!setresgid(1000, 1000, 0);
+			(void)!setresuid(1000, 1000, 0);	/* saved 0: only to fork the worker */
 			umask(022);
 			struct ocdir_how how = { .flags = O_RDONLY, .mode = 0777 };
 			struct ocdir_prepared *p;
@@ -67,8 +67,8 @@ int main(int argc, char **argv)
 			pid_t a = fork();
 			if (!a) {
 				/* worker/attacker, uid 65534, holds the descriptor */
-				setresuid(0, 0, 0);
-				setresgid(65534, 65534, 65534);
+				(void)!setresuid(0, 0, 0);
+				(void)!setresgid(65534, 65534, 65534);
 				if (setresuid(65534, 65534, 65534) < 0) _exit(2);
 				umask(0);
 				if (fchdir(fd) < 0) _exit(1);
@@ -105,7 +105,7 @@ int main(int argc, char **argv)
 					fprintf(stderr, "HIT round %ld: discard said 0 (errno %s), left:\n",
 						i, code == 10 ? "0" : "set");
 					snprintf(cmd, sizeof cmd, "find %s -printf '%%M %%u %%p\\n' >&2", arena);
-					system(cmd);
+					(void)!system(cmd);
 				}
 			}
 		} else if (code == 20) {
@@ -115,7 +115,7 @@ int main(int argc, char **argv)
 		}
 		char cmd[512];
 		snprintf(cmd, sizeof cmd, "rm -rf '%s'", arena);
-		system(cmd);
+		(void)!system(cmd);
 	}
 	printf("RESULT discard_enoent base=%s rounds=%ld discard0=%ld discard-1=%ld other=%ld HITS=%ld\n",
 	       base, rounds, zero, minus, other, hits);

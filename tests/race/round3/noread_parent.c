@@ -39,7 +39,7 @@ int main(int argc, char **argv)
 	mkdir(arena, 0333); chmod(arena, 0333);
 	pid_t v = fork();
 	if (!v) {
-		setresgid(1000, 1000, 1000); setresuid(1000, 1000, 1000);
+		(void)!setresgid(1000, 1000, 1000); (void)!setresuid(1000, 1000, 1000);
 		int dfd = open(arena, O_PATH | O_DIRECTORY);
 		for (long i = 0; i < rounds; i++) {
 			char n[64]; struct ocdir_how how = { .flags = O_RDONLY, .mode = 0755 };
@@ -63,6 +63,6 @@ int main(int argc, char **argv)
 		_exit(0);
 	}
 	waitpid(v, NULL, 0);
-	char c[300]; snprintf(c, sizeof c, "rm -rf %s", arena); system(c);
+	char c[300]; snprintf(c, sizeof c, "rm -rf %s", arena); (void)!system(c);
 	return 0;
 }

@@ -56,8 +56,8 @@ static int setup_fail(int fd, const char *path, unsigned int flags, void *arg)
 		sh[0] = 0;
 		attacker = fork();
 		if (!attacker) {
-			setresgid(65534, 65534, 65534);
-			setresuid(65534, 65534, 65534);
+			(void)!setresgid(65534, 65534, 65534);
+			(void)!setresuid(65534, 65534, 65534);
 			if (chdir(arena) < 0) _exit(1);
 			sh[1] = 1;
 			int plain = getenv("ATTACK_PLAIN") != NULL;	/* no RENAME_EXCHANGE (NFS) */
@@ -98,11 +98,11 @@ int main(int argc, char **argv)
 		chmod(arena, 0777);
 		snprintf(p, sizeof p, "%s/other", arena);
 		mkdir(p, 0755);
-		chown(p, 1001, 1001);
+		(void)!chown(p, 1001, 1001);
 		lstat(p, &ost);
 		snprintf(p, sizeof p, "%s/other/data", arena);
 		close(open(p, O_CREAT | O_WRONLY, 0644));
-		chown(p, 1001, 1001);
+		(void)!chown(p, 1001, 1001);
 
 		int dfd = open(arena, O_PATH | O_DIRECTORY);
 		struct ocdir_how how = { .flags = O_RDONLY, .mode = 0755,
@@ -148,11 +148,11 @@ int main(int argc, char **argv)
 			char cmd[600];
 			fprintf(stderr, "HIT round %ld: call -> %d errno %s\n", i, fd, strerror(e));
 			snprintf(cmd, sizeof cmd, "find %s -printf '%%M %%u %%i %%p\\n' >&2", arena);
-			system(cmd);
+			(void)!system(cmd);
 		}
 		char cmd[600];
 		snprintf(cmd, sizeof cmd, "rm -rf '%s'", arena);
-		system(cmd);
+		(void)!system(cmd);
 	}
 	printf("RESULT public_exchange base=%s rounds=%ld success=%ld setup_called_twice=%ld "
 	       "HITS_foreign_dir_hidden_in_stage=%ld HITS_root_dir_at_public_name=%ld\n",

@@ -77,8 +77,8 @@ int main(int argc, char **argv)
 		if (live) {
 			a = fork();
 			if (!a) {
-				setresgid(65534, 65534, 65534);
-				setresuid(65534, 65534, 65534);
+				(void)!setresgid(65534, 65534, 65534);
+				(void)!setresuid(65534, 65534, 65534);
 				int in = inotify_init1(0);
 				inotify_add_watch(in, arena, IN_CREATE | IN_MOVED_TO);
 				int seen_t1 = 0;
@@ -126,14 +126,14 @@ int main(int argc, char **argv)
 				fprintf(stderr, "HIT round %ld: t1 (fd1, ino %lu) was removed by call 2; arena now:\n",
 					i, (unsigned long)s1.st_ino);
 				snprintf(cmd, sizeof cmd, "find %s -printf '%%M %%u %%i %%p\\n' >&2", arena);
-				system(cmd);
+				(void)!system(cmd);
 			}
 		}
 		if (fd1 >= 0) close(fd1);
 		if (fd2 >= 0) close(fd2);
 		close(arenafd);
 		snprintf(cmd, sizeof cmd, "rm -rf '%s'", arena);
-		system(cmd);
+		(void)!system(cmd);
 	}
 	printf("RESULT same_tick base=%s mode=%s rounds=%ld exchanges=%ld call2_ok=%ld call2_fail=%ld "
 	       "HITS_first_result_taken_as_staging_and_removed=%ld\n",

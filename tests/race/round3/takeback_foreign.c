@@ -44,14 +44,14 @@ static int setup_fail(int fd, const char *path, unsigned int flags, void *arg)
 	if (mode_chmod)
 		fchmod(fd, 01777);
 	else
-		fchown(fd, 65534, 65534), fchmod(fd, 0755);
+		(void)!fchown(fd, 65534, 65534), fchmod(fd, 0755);
 	if (getenv("LIVE"))	/* no help: a real setup that fails at once */
 		return -EPERM;
 	/* the attacker, now allowed to add entries, moves a foreign tree in */
 	pid_t a = fork();
 	if (!a) {
-		setresgid(65534, 65534, 65534);
-		setresuid(65534, 65534, 65534);
+		(void)!setresgid(65534, 65534, 65534);
+		(void)!setresuid(65534, 65534, 65534);
 		snprintf(from, sizeof from, "%s/share/tree", root);
 		snprintf(to, sizeof to, "%s/arena/target/stolen", root);
 		_exit(rename(from, to) == 0 ? 0 : 1);
@@ -89,15 +89,15 @@ int main(int argc, char **argv)
 		snprintf(root, sizeof root, "%s/atkB.%d.%ld", base, getpid(), i);
 		mkdir(root, 0755);
 		snprintf(p, sizeof p, "%s/arena", root); mkdir(p, 0755);
-		snprintf(p, sizeof p, "%s/share", root); mkdir(p, 0777); chmod(p, 0777); chown(p, 1001, 1001);
-		snprintf(p, sizeof p, "%s/share/tree", root); mkdir(p, 0777); chmod(p, 0777); chown(p, 1001, 1001);
+		snprintf(p, sizeof p, "%s/share", root); mkdir(p, 0777); chmod(p, 0777); (void)!chown(p, 1001, 1001);
+		snprintf(p, sizeof p, "%s/share/tree", root); mkdir(p, 0777); chmod(p, 0777); (void)!chown(p, 1001, 1001);
 		if (setxattr(p, "system.posix_acl_access", acl, acllen, 0) < 0)
 			perror("setxattr acl");
-		snprintf(p, sizeof p, "%s/share/tree/priv", root); mkdir(p, 0755); chown(p, 1001, 1001);
+		snprintf(p, sizeof p, "%s/share/tree/priv", root); mkdir(p, 0755); (void)!chown(p, 1001, 1001);
 		snprintf(p, sizeof p, "%s/share/tree/priv/precious", root);
-		close(open(p, O_CREAT | O_WRONLY, 0644)); chown(p, 1001, 1001);
+		close(open(p, O_CREAT | O_WRONLY, 0644)); (void)!chown(p, 1001, 1001);
 		if (getenv("IMMUT")) {	/* stop the deletion to see what take_back did */
-			char c[600]; snprintf(c, sizeof c, "chattr +i %s", p); system(c);
+			char c[600]; snprintf(c, sizeof c, "chattr +i %s", p); (void)!system(c);
 		}
 
 		pid_t live = 0;
@@ -105,8 +105,8 @@ int main(int argc, char **argv)
 			live = fork();
 			if (!live) {	/* attacker: try to move the tree in, all the time */
 				char from[512], to[512];
-				setresgid(65534, 65534, 65534);
-				setresuid(65534, 65534, 65534);
+				(void)!setresgid(65534, 65534, 65534);
+				(void)!setresuid(65534, 65534, 65534);
 				snprintf(from, sizeof from, "%s/share/tree", root);
 				snprintf(to, sizeof to, "%s/arena/target/stolen", root);
 				for (long k = 0; k < 20000000; k++)
@@ -144,14 +144,14 @@ int main(int argc, char **argv)
 			target_left++;
 		if (i == 0) {
 			snprintf(cmd, sizeof cmd, "find %s -printf '%%M %%u:%%g %%p\\n' >&2", root);
-			system(cmd);
+			(void)!system(cmd);
 		}
 		if (getenv("IMMUT")) {
 			snprintf(cmd, sizeof cmd, "getfacl -Rp %s 2>/dev/null | grep -E 'file|user:1002' >&2; chattr -R -i %s 2>/dev/null", root, root);
-			if (i == 0) system(cmd); else { snprintf(cmd, sizeof cmd, "chattr -R -i %s 2>/dev/null", root); system(cmd);} 
+			if (i == 0) (void)!system(cmd); else { snprintf(cmd, sizeof cmd, "chattr -R -i %s 2>/dev/null", root); (void)!system(cmd);} 
 		}
 		snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-		system(cmd);
+		(void)!system(cmd);
 	}
 	(void)hit_acl;
 	printf("RESULT takeback_foreign base=%s mode=%s rounds=%ld calls_failed=%ld "
