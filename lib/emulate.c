@@ -829,28 +829,34 @@ void oc_note_made(int fd)
 	pthread_mutex_unlock(&lately.lock);
 }
 
-/* Is fd (showing st) one of the directories noted by oc_note_made()? */
+/*
+ * Is fd (showing st) one of the directories noted by oc_note_made()? An
+ * inode number comes back after its directory is removed: every entry
+ * with it is compared by file handle, which tells the two apart.
+ */
 static int made_lately(int fd, const struct stat *st)
 {
-	struct made_dir m, seen;
+	struct made_dir m;
 	unsigned int i, n;
-	int match = 0;
+	int found = 0, have_handle = 0;
 
 	pthread_mutex_lock(&lately.lock);
 	n = lately.next < OC_MADE_LATELY ? lately.next : OC_MADE_LATELY;
-	for (i = 0; i < n && !match; i++) {
-		match = lately.made[i].dev == st->st_dev && lately.made[i].ino == st->st_ino;
-		if (match)
-			seen = lately.made[i];
+	for (i = 0; i < n && !found; i++) {
+		const struct made_dir *e = &lately.made[i];
+
+		if (e->dev != st->st_dev || e->ino != st->st_ino)
+			continue;
+		if (!have_handle) {
+			made_dir_of(fd, st, &m);
+			have_handle = 1;
+		}
+		found = !m.handle_bytes || !e->handle_bytes ||
+			(m.handle_bytes == e->handle_bytes &&
+			 !memcmp(m.handle, e->handle, m.handle_bytes));
 	}
 	pthread_mutex_unlock(&lately.lock);
-	if (!match)
-		return 0;
-	/* The inode number, maybe reused since: the same inode only if the handle says so. */
-	made_dir_of(fd, st, &m);
-	return !m.handle_bytes || !seen.handle_bytes ||
-	       (m.handle_bytes == seen.handle_bytes &&
-		!memcmp(m.handle, seen.handle, m.handle_bytes));
+	return found;
 }
 
 

@@ -15,8 +15,9 @@
  *        directory with "t1" right after its mkdirat (the race won).
  * live : attacker uid 65534 watches the arena with inotify and exchanges
  *        the first new ".ocdir-stage.*" after "t1" appears with "t1".
- * Hit: t1's inode (which fd1 holds) was unlinked by the second call
- * (fstat(fd1).st_nlink == 0) and call 2 succeeded.
+ * Hit: call 2 succeeded, made t2 inside t1 (inotify IN_CREATE on t1: it
+ * took t1 for its staging directory) and t1's inode (which fd1 holds) was
+ * unlinked (fstat(fd1).st_nlink == 0).
  *
  *   same_tick BASE ROUNDS det|live
  */
@@ -106,6 +107,14 @@ int main(int argc, char **argv)
 		}
 		struct ocdir_how how = { .flags = O_RDONLY, .mode = 0700 };
 		int fd1 = ocdir_openat2(arenafd, "t1", &how, sizeof how, NULL);
+		/* taken as staging: t2 is made in it (an rmdir by name that loses a
+		 * race to an exchange removes t1 too; whoever can write the arena
+		 * could do that, so that alone is no hit) */
+		int in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		char t1path[300];
+		snprintf(t1path, sizeof t1path, "%s/t1", arena);
+		if (in >= 0)
+			inotify_add_watch(in, t1path, IN_CREATE);
 		arm = !live;
 		int fd2 = ocdir_openat2_setup(arenafd, "t2", &how, sizeof how, noop, NULL, NULL);
 		arm = 0;
@@ -120,7 +129,12 @@ int main(int argc, char **argv)
 		}
 		struct stat s1;
 		if (fd2 < 0) c2fail++; else c2ok++;
-		if (fd1 >= 0 && fstat(fd1, &s1) == 0 && s1.st_nlink == 0 && fd2 >= 0) {
+		char evbuf[4096];
+		int taken = in >= 0 && read(in, evbuf, sizeof evbuf) > 0;
+
+		if (in >= 0)
+			close(in);
+		if (fd1 >= 0 && fstat(fd1, &s1) == 0 && s1.st_nlink == 0 && fd2 >= 0 && taken) {
 			hits++;
 			if (hits <= 2) {
 				fprintf(stderr, "HIT round %ld: t1 (fd1, ino %lu) was removed by call 2; arena now:\n",
