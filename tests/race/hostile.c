@@ -1247,6 +1247,14 @@ static int run_discard_dest(const struct attack *at, struct result *res)
 		if ((r & 15) == 0 && now() - start > opt.seconds)
 			break;
 		fd = ocdir_prepare(a.arenafd, DEST, &how, sizeof(how), &p);
+		/*
+		 * A filesystem that shows no birth time (FUSE here) cannot
+		 * prove a staging directory new: the documented refusal.
+		 */
+		if (fd < 0 && errno == EOPNOTSUPP) {
+			res->refused++;
+			continue;
+		}
 		if (fd < 0) {
 			res->errors++;
 			if (res->errors < 4 && !opt.quiet)
@@ -1311,7 +1319,9 @@ static int run_discard_dest(const struct attack *at, struct result *res)
 	res->seconds = now() - start;
 	res->moves = atomic_load(&sh->moves);
 	if (!res->moves)
-		note(res, "the attacker never found the staging directory");
+		note(res, res->refused == res->rounds ?
+		     "every prepare refused (EOPNOTSUPP: no birth time proves a staging directory new)" :
+		     "the attacker never found the staging directory");
 	stop_attacker(sh, pid);
 	arena_teardown(&a);
 	return 0;
