@@ -465,7 +465,9 @@ struct ocdir_prepared;
  *   EEXIST   the destination name exists already (checked now and again at
  *            publish time), or the final component is ".", ".." or "/".
  *   EOPNOTSUPP  the staging directory would lose the parent's setgid bit
- *            (see ocdir_openat); or no fchmodat2(2) and no usable /proc.
+ *            (see ocdir_openat); the filesystem shows no birth time to
+ *            prove the staging directory new (NFSv3, 9p, most FUSE
+ *            servers); or no fchmodat2(2) and no usable /proc.
  *   EAGAIN   someone kept replacing the staging directory.
  *   EINVAL   as ocdir_openat2; also how->flags outside the set above.
  *   E2BIG    as ocdir_openat2.
