@@ -422,19 +422,19 @@ static int remove_contents(int top, int careful)
  * shown to lead to that very inode. Never a look-up of the name to find
  * what to empty. A directory refilled between the emptying and the rmdir
  * (by someone who held a way in before it was taken back) is emptied
- * again, a few times. careful (or fd shows it given away: an owner, a
- * mode, an ACL that lets others write): others could have put entries in
- * it, so another user's directory inside is not emptied (-EPERM), see
- * clear_step(). Needs no descriptor beyond the two of remove_contents().
+ * again, a few times. careful: it was given away where others could reach
+ * it by name, so others could have put entries in it: another user's
+ * directory inside is not emptied (-EPERM), see clear_step(). (A prepared
+ * or staged directory was never reachable by name: only those the caller
+ * gave a descriptor could fill it, and its tree is the caller's to
+ * remove, other owners' directories in it included.) Needs no descriptor
+ * beyond the two of remove_contents().
  */
 static int remove_made_at(int parentfd, const char *name, int fd, int careful)
 {
 	struct stat byfd, byname;
 	int i, r = 0;
 
-	/* Given away (an owner, a mode, an ACL that lets others write)? */
-	if (!careful)
-		careful = fstat(fd, &byfd) < 0 || others_may_write(&byfd);
 	take_back(fd);
 	for (i = 0; i < OC_RACE_RETRIES; i++) {
 		r = remove_contents(fd, careful);
