@@ -527,10 +527,6 @@ int ocdir_publish(struct ocdir_prepared *prepared);
  *            prepared tree could not be removed; repeat the call (after
  *            closing descriptors, say).
  *   ESTALE   a directory of the tree was moved while it was being removed.
- *   EPERM    the prepared directory was opened to others (an owner, a
- *            mode, an ACL that lets others write) and holds another user's
- *            directory, which is neither changed nor emptied: someone it
- *            was opened to may have moved it in from elsewhere.
  * A prepared directory that root or the caller removed or moved out of
  * the staging directory counts as gone. A NULL prepared returns 0.
  */
