@@ -222,19 +222,18 @@ static int born_since(const struct statx_timestamp *b, const struct timespec *t0
 /* Does the directory fd (readable) hold nothing but "." and ".."? */
 static int dir_is_empty(int fd)
 {
-	char buf[256];
+	union {
+		struct oc_dirent64 de;
+		char buf[512];
+	} u;
+	const struct oc_dirent64 *de;
 	long n, off;
 
-	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
-		for (off = 0; off < n;) {
-			/* struct linux_dirent64: d_ino, d_off, d_reclen, d_type, d_name */
-			unsigned short reclen;
-			const char *dname = buf + off + 19;
-
-			memcpy(&reclen, buf + off + 16, sizeof(reclen));
-			if (strcmp(dname, ".") && strcmp(dname, ".."))
+	while ((n = syscall(SYS_getdents64, fd, u.buf, sizeof(u.buf))) > 0) {
+		for (off = 0; off < n; off += de->d_reclen) {
+			de = (const struct oc_dirent64 *)(u.buf + off);
+			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
 				return 0;
-			off += reclen;
 		}
 	}
 	return n == 0;

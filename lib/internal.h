@@ -34,6 +34,15 @@
 /* As the kernel counts them (MAXSYMLINKS). */
 #define OC_MAX_SYMLINKS	40
 
+/* What getdents64(2) fills in (struct linux_dirent64). */
+struct oc_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
 /* A validated request: open flags without O_CREAT/O_DIRECTORY/O_CLOEXEC. */
 struct oc_req {
 	int flags;		/* O_EXCL, O_NOFOLLOW, O_NONBLOCK, ... */

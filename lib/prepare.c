@@ -214,15 +214,6 @@ struct level {
 	char *name;		/* its name in the level above */
 };
 
-/* What getdents64(2) fills in (struct linux_dirent64). */
-struct oc_dirent64 {
-	uint64_t d_ino;
-	int64_t d_off;
-	unsigned short d_reclen;
-	unsigned char d_type;
-	char d_name[];
-};
-
 /*
  * Make the directory fd ours alone again before it is emptied: owner and
  * group the caller's, no ACL, mode 0700. Whoever a setup gave it to (an
@@ -231,6 +222,15 @@ struct oc_dirent64 {
  * working directory it holds. Best effort: what the caller may not change
  * stays (then the removal may fail, and says so).
  */
+/* No ACL, mode 0700: the caller's own directory fd (showing st), closed to others. */
+static void close_to_others(int fd, const struct stat *st)
+{
+	fremovexattr(fd, "system.posix_acl_access");
+	fremovexattr(fd, "system.posix_acl_default");
+	if ((st->st_mode & 07777) != 0700)
+		oc_chmod_fd(fd, 0700);
+}
+
 static void take_back(int fd)
 {
 	uid_t uid = oc_fsuid();
@@ -241,10 +241,7 @@ static void take_back(int fd)
 		return;
 	if (st.st_uid != uid || st.st_gid != gid)
 		(void)!fchown(fd, uid, gid);
-	fremovexattr(fd, "system.posix_acl_access");
-	fremovexattr(fd, "system.posix_acl_default");
-	if ((st.st_mode & 07777) != 0700)
-		oc_chmod_fd(fd, 0700);
+	close_to_others(fd, &st);
 }
 
 /*
@@ -316,11 +313,8 @@ static int clear_step(int fd, dev_t dev, int careful, int *sub, char **subname)
 				return -EPERM;
 			}
 			/* The caller's own, open to others: closed to them before it is emptied. */
-			if (careful && others_may_write(&opened)) {
-				fremovexattr(*sub, "system.posix_acl_access");
-				fremovexattr(*sub, "system.posix_acl_default");
-				oc_chmod_fd(*sub, 0700);
-			}
+			if (careful && others_may_write(&opened))
+				close_to_others(*sub, &opened);
 			*subname = strdup(de->d_name);
 			if (!*subname) {
 				close(*sub);
