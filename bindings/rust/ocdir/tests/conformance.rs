@@ -37,7 +37,7 @@ struct Case {
 fn table_path() -> PathBuf {
     match std::env::var_os("OCDIR_CONFORMANCE_TABLE") {
         Some(p) => PathBuf::from(p),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../build/tests/conformance.tsv"),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../build/tests/conformance.tsv"),
     }
 }
 
