@@ -16,6 +16,7 @@
 #   make check-series  checkpatch --strict and a build after every patch,
 #                      and the open(2) man-pages patch (kernel/check-man-pages)
 #   make V=1 ...    show the commands;  make SAN=1 ...  ASan+UBSan build
+#   make test-hooks the library with the bindings' fd-identity test hook
 #
 # Each folder adds its own rules in a *.mk file included below; outputs go to
 # build/ (host programs) and ${XDG_CACHE_HOME:-~/.cache}/ocdir (kernels).
@@ -43,6 +44,11 @@ OCDIR_LDFLAGS  :=
 ifeq ($(SAN),1)
 OCDIR_CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer
 OCDIR_LDFLAGS  += -fsanitize=address,undefined
+endif
+# make test-hooks: the library once more, in $(BUILD)/test-hooks, with the
+# fd-identity hook of lib/internal.h (the bindings' tests). Never installed.
+ifeq ($(TEST_HOOKS),1)
+OCDIR_CPPFLAGS += -DOCDIR_TEST_HOOKS
 endif
 ALL_CFLAGS  = $(OCDIR_CPPFLAGS) $(CPPFLAGS) $(OCDIR_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(OCDIR_LDFLAGS) $(LDFLAGS)
