@@ -44,3 +44,15 @@ $(BUILD)/tests/lib-resolver: tests/lib/resolver.c tests/helpers.h $(LIB_INTERNAL
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  CC      $@")
 	$(Q)$(CC) $(TEST_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB_INTERNAL_A) -pthread
+
+# The fd-identity hook's own test, linked with the test-hooks library
+# (make test-hooks), not with the release one: tests/suites/45-bindings.
+.PHONY: test-hooks-bin
+test-hooks-bin: $(BUILD)/tests/lib-hook
+$(BUILD)/test-hooks/libocdir.a: FORCE
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/test-hooks TEST_HOOKS=1 lib
+
+$(BUILD)/tests/lib-hook: tests/lib/hook.c tests/helpers.h $(BUILD)/test-hooks/libocdir.a $(OCDIR_FLAGS_STAMP)
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(CC) $(TEST_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/test-hooks/libocdir.a -pthread
