@@ -79,6 +79,24 @@ struct oc_config {
 	const char *reason;
 };
 const struct oc_config *oc_config(void);
+
+/*
+ * The fd-identity test hook (make test-hooks; never in a release build):
+ * with OCDIR_TEST_SWAP_AFTER=1 at call time, a call about to hand out a
+ * descriptor to dirfd/path first moves that name to "path.ocdir-test-moved"
+ * and makes a fresh empty directory at path. A wrapper that re-opens by
+ * name then gets the fresh one, in every run. Returns fd unchanged.
+ */
+#ifdef OCDIR_TEST_HOOKS
+int oc_test_swap_after(int dirfd, const char *path, int fd);
+#else
+static inline int oc_test_swap_after(int dirfd, const char *path, int fd)
+{
+	(void)dirfd;
+	(void)path;
+	return fd;
+}
+#endif
 int oc_openat2_missing(void);
 void oc_set_openat2_missing(void);
 

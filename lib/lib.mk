@@ -23,6 +23,12 @@ LIB_CFLAGS   = $(ALL_CFLAGS) -fvisibility=hidden -pthread -MMD -MP
 all: lib
 lib: $(LIB_REAL) $(LIB_SO) $(BUILD)/libocdir.so $(LIB_A)
 
+# The library with the fd-identity test hook (lib/internal.h), for the
+# bindings' tests: $(BUILD)/test-hooks/libocdir.so.1. Not part of `all`.
+.PHONY: test-hooks
+test-hooks:
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/test-hooks TEST_HOOKS=1 lib
+
 $(BUILD)/lib/%.o: lib/%.c $(OCDIR_FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  CC      $@")

@@ -203,7 +203,7 @@ OC_EXPORT int ocdir_openat2(int dirfd, const char *path,
 	r = oc_create_or_open(dirfd, path, &req, created ? &made : NULL);
 	if (r >= 0 && created)
 		*created = made;
-	return oc_result(r);
+	return oc_result(oc_test_swap_after(dirfd, path, r));
 }
 
 OC_EXPORT int ocdir_openat(int dirfd, const char *path, int flags, mode_t mode)
@@ -218,7 +218,8 @@ OC_EXPORT int ocdir_openat(int dirfd, const char *path, int flags, mode_t mode)
 	r = oc_check_how(path, &how, sizeof(how), 0, &req);
 	if (r)
 		return oc_result(r);
-	return oc_result(oc_create_or_open(dirfd, path, &req, NULL));
+	r = oc_create_or_open(dirfd, path, &req, NULL);
+	return oc_result(oc_test_swap_after(dirfd, path, r));
 }
 
 /* ---- create, no descriptor ---- */
@@ -633,7 +634,8 @@ OC_EXPORT int ocdir_mkpath_setup(int dirfd, const char *path,
 	r = oc_check_how(path, how, size, OC_HOW_OPENAT2 | OC_HOW_PATH_OK, &req);
 	if (r)
 		return oc_result(r);
-	return oc_result(mkpath(dirfd, path, &req, setup, arg, leaf_created));
+	r = mkpath(dirfd, path, &req, setup, arg, leaf_created);
+	return oc_result(oc_test_swap_after(dirfd, path, r));
 }
 
 /* ocdir_mkpath_setup without a setup step: one body for both. */

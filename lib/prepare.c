@@ -204,6 +204,7 @@ OC_EXPORT int ocdir_publish(struct ocdir_prepared *p)
 	r = publish_rename(p);
 	if (r < 0)
 		return oc_result(r);
+	oc_test_swap_after(p->parentfd, p->name, 0);
 	return prepared_end(p);
 }
 
@@ -797,5 +798,5 @@ OC_EXPORT int ocdir_openat2_setup(int dirfd, const char *path,
 	r = oc_create_setup(dirfd, path, path, &req, setup, arg, &made);
 	if (r >= 0 && created)
 		*created = made;
-	return oc_result(r);
+	return oc_result(oc_test_swap_after(dirfd, path, r));
 }

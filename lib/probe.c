@@ -6,9 +6,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -97,3 +101,21 @@ OC_EXPORT int ocdir_backend(const char **reason)
 		*reason = c->reason;
 	return c->native ? OCDIR_BACKEND_NATIVE : OCDIR_BACKEND_EMULATED;
 }
+
+#ifdef OCDIR_TEST_HOOKS
+int oc_test_swap_after(int dirfd, const char *path, int fd)
+{
+	char moved[PATH_MAX];
+	int saved = errno;
+
+	/* Read at every call so that a test can turn it on for one call. */
+	if (fd < 0 || getauxval(AT_SECURE) || !env_is_set("OCDIR_TEST_SWAP_AFTER"))
+		return fd;
+	if ((size_t)snprintf(moved, sizeof(moved), "%s.ocdir-test-moved", path) <
+	    sizeof(moved) &&
+	    renameat(dirfd, path, dirfd, moved) == 0)
+		mkdirat(dirfd, path, 0700);
+	errno = saved;
+	return fd;
+}
+#endif
