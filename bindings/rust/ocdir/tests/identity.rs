@@ -56,17 +56,25 @@ fn identity() {
     type Call = Box<dyn Fn(&fs::File) -> io::Result<OwnedFd>>;
     let cases: Vec<(&str, &str, Call)> = vec![
         ("open_dir", "x", Box::new(|d| ocdir::open_dir(d, "x", &How::new()).map(|r| r.0))),
-        ("open_dir-existing", "x", Box::new(|d| {
-            ocdir::mkdirat(d, "x", &How::new())?;
-            ocdir::open_dir(d, "x", &How::new()).map(|r| r.0)
-        })),
+        (
+            "open_dir-existing",
+            "x",
+            Box::new(|d| {
+                ocdir::mkdirat(d, "x", &How::new())?;
+                ocdir::open_dir(d, "x", &How::new()).map(|r| r.0)
+            }),
+        ),
         ("mkpath", "a/b", Box::new(|d| ocdir::mkpath(d, "a/b", &How::new()).map(|r| r.0))),
         ("open_dir_with", "s", Box::new(|d| ocdir::open_dir_with(d, "s", &How::new(), nop).map(|r| r.0))),
         ("mkpath_with", "m/n", Box::new(|d| ocdir::mkpath_with(d, "m/n", &How::new(), nop).map(|r| r.0))),
-        ("publish", "p", Box::new(|d| {
-            let p = ocdir::prepare(d, "p", &How::new())?;
-            Ok(p.publish()?.fd)
-        })),
+        (
+            "publish",
+            "p",
+            Box::new(|d| {
+                let p = ocdir::prepare(d, "p", &How::new())?;
+                Ok(p.publish()?.fd)
+            }),
+        ),
     ];
     let mut failed = Vec::new();
     for (name, path, call) in &cases {

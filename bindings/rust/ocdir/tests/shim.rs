@@ -100,8 +100,15 @@ unsafe fn record(
 }
 
 type Plain = unsafe extern "C" fn(c_int, *const c_char, *const ocdir_how, usize, *mut c_int) -> c_int;
-type Setup =
-    unsafe extern "C" fn(c_int, *const c_char, *const ocdir_how, usize, ocdir_setup_fn, *mut c_void, *mut c_int) -> c_int;
+type Setup = unsafe extern "C" fn(
+    c_int,
+    *const c_char,
+    *const ocdir_how,
+    usize,
+    ocdir_setup_fn,
+    *mut c_void,
+    *mut c_int,
+) -> c_int;
 
 #[no_mangle]
 pub unsafe extern "C" fn ocdir_openat2(
