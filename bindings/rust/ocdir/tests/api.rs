@@ -48,10 +48,6 @@ fn same(fd: &OwnedFd, path: &Path) -> bool {
     ino(fd.as_fd()) == (b.dev(), b.ino())
 }
 
-fn count_fds() -> usize {
-    fs::read_dir("/proc/self/fd").unwrap().count()
-}
-
 #[test]
 fn open_dir_creates_then_opens() {
     let t = TempDir::new("open");
@@ -243,7 +239,6 @@ fn setup_error_without_errno_comes_back_as_it_was() {
 fn setup_panic_resumes_after_c_returned() {
     let t = TempDir::new("setuppanic");
     let d = t.open();
-    let before = count_fds();
     for mk in [false, true] {
         let got = std::panic::catch_unwind(|| {
             let f = |_: BorrowedFd<'_>, _: &Path, _: bool| -> io::Result<()> { panic!("setup panics {}", 7) };
@@ -258,7 +253,6 @@ fn setup_panic_resumes_after_c_returned() {
         assert_eq!(msg, "setup panics 7");
         assert!(t.names().is_empty(), "left behind: {:?}", t.names());
     }
-    assert_eq!(count_fds(), before, "descriptor leaked");
 }
 
 #[test]
