@@ -25,7 +25,33 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 //!
-//! Linking and finding `libocdir.so.1` at run time: bindings/rust/README.md.
+//! # Using the crate
+//!
+//! `Cargo.toml` (add `libc` only if your own code calls it, as the
+//! README's example does for `fchown`):
+//!
+//! ```toml
+//! [dependencies]
+//! ocdir = "1.2"
+//! libc = "0.2"
+//! ```
+//!
+//! `make install` puts this crate and `ocdir-sys` in
+//! `PREFIX/share/cargo/registry` (Debian's layout; use it as a directory
+//! source); from a checkout, `ocdir = { path = ".../bindings/rust/ocdir" }`.
+//!
+//! **Linking**: `ocdir-sys`'s build script runs `pkg-config --libs ocdir`;
+//! for a checkout's library set `PKG_CONFIG_PATH` to the *absolute* path of
+//! its `build/` (a relative one is refused). Feature `static` links
+//! `libocdir.a` instead.
+//!
+//! **At run time** the program loads `libocdir.so.1`: from a system library
+//! directory with nothing to do; from anywhere else (a checkout's
+//! `build/`, a custom PREFIX) only with `LD_LIBRARY_PATH` set to it, or an
+//! rpath your program's own `build.rs` adds
+//! (`cargo:rustc-link-arg=-Wl,-rpath,DIR`), or with feature `static`. This
+//! crate's own tests and examples carry a RUNPATH to the checkout; programs
+//! that depend on it do not. bindings/rust/README.md has the details.
 
 use std::any::Any;
 use std::ffi::{CStr, CString, OsStr};

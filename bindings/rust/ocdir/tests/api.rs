@@ -342,6 +342,23 @@ fn discard_reports_the_staging_directory_left() {
     assert_eq!(t.names(), vec!["elsewhere"]);
 }
 
+// The same for publish: the directory is at its name, the handle freed,
+// and the staging directory (moved away) stays, said with ENOENT.
+#[test]
+fn publish_reports_the_staging_directory_left() {
+    let t = TempDir::new("pubstageleft");
+    let d = t.open();
+    let p = ocdir::prepare(&d, "x", &How::new()).unwrap();
+    let stage = t.names().into_iter().find(|n| n.starts_with(".ocdir-stage.")).expect("a staging directory");
+    fs::create_dir(t.0.join("elsewhere")).unwrap();
+    fs::rename(t.0.join(&stage), t.0.join("elsewhere/moved")).unwrap();
+    let done = p.publish().expect("publish succeeds");
+    assert!(same(&done.fd, &t.0.join("x")));
+    let left = done.staging_left.expect("the staging directory stays");
+    assert_eq!(left.raw_os_error(), Some(libc::ENOENT));
+    assert_eq!(t.names(), vec!["elsewhere", "x"]);
+}
+
 // Something the discard cannot remove (a mount point inside): the guard
 // comes back, valid; the second discard succeeds.
 #[test]
