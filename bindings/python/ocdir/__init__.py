@@ -310,13 +310,11 @@ def open_dir(path: StrPath, mode: int = 0o777, *, dir_fd: Optional[int] = None,
     bpath, dfd, created = _path(path), _dirfd(dir_fd), ctypes.c_int(0)
     if setup is None:
         how = _how("ocdir_openat2", flags, mode, resolve, options, exclusive, follow_symlinks)
-        r, err = _retry(lambda: _lib.ocdir_openat2(
-            dfd, bpath, ctypes.byref(how), ctypes.sizeof(how), ctypes.byref(created)))
+        r, err = _retry(lambda: _lib.ocdir_openat2(dfd, bpath, ctypes.byref(how), ctypes.sizeof(how), ctypes.byref(created)))
     else:
         how = _how("ocdir_openat2_setup", flags, mode, resolve, options, exclusive, follow_symlinks)
         r, err = _with_setup(setup, path, lambda key: _lib.ocdir_openat2_setup(
-            dfd, bpath, ctypes.byref(how), ctypes.sizeof(how), _setup_c, key,
-            ctypes.byref(created)))
+            dfd, bpath, ctypes.byref(how), ctypes.sizeof(how), _setup_c, key, ctypes.byref(created)))
     if r < 0:
         raise _error(err, path)
     return OpenedDir(r, bool(created.value))
@@ -337,19 +335,17 @@ def mkpath(path: StrPath, mode: int = 0o777, *, dir_fd: Optional[int] = None,
     for open_dir(). Returns OpenedDir(fd, created) (created: the leaf is
     new); raises OSError, ValueError as open_dir().
     """
-    bpath, dfd, created = _path(path), _dirfd(dir_fd), ctypes.c_int(0)
+    bpath, dfd, leaf_created = _path(path), _dirfd(dir_fd), ctypes.c_int(0)
     if setup is None:
         how = _how("ocdir_mkpath", flags, mode, resolve, options, exclusive, follow_symlinks)
-        r, err = _retry(lambda: _lib.ocdir_mkpath(
-            dfd, bpath, ctypes.byref(how), ctypes.sizeof(how), ctypes.byref(created)))
+        r, err = _retry(lambda: _lib.ocdir_mkpath(dfd, bpath, ctypes.byref(how), ctypes.sizeof(how), ctypes.byref(leaf_created)))
     else:
         how = _how("ocdir_mkpath_setup", flags, mode, resolve, options, exclusive, follow_symlinks)
         r, err = _with_setup(setup, path, lambda key: _lib.ocdir_mkpath_setup(
-            dfd, bpath, ctypes.byref(how), ctypes.sizeof(how), _setup_c, key,
-            ctypes.byref(created)))
+            dfd, bpath, ctypes.byref(how), ctypes.sizeof(how), _setup_c, key, ctypes.byref(leaf_created)))
     if r < 0:
         raise _error(err, path)
-    return OpenedDir(r, bool(created.value))
+    return OpenedDir(r, bool(leaf_created.value))
 
 
 def mkdir(path: StrPath, mode: int = 0o777, *, dir_fd: Optional[int] = None,
@@ -363,8 +359,7 @@ def mkdir(path: StrPath, mode: int = 0o777, *, dir_fd: Optional[int] = None,
     """
     bpath, dfd = _path(path), _dirfd(dir_fd)
     how = _how("ocdir_mkdirat", flags, mode, resolve, options, exclusive, follow_symlinks)
-    r, err = _retry(lambda: _lib.ocdir_mkdirat(
-        dfd, bpath, ctypes.byref(how), ctypes.sizeof(how)))
+    r, err = _retry(lambda: _lib.ocdir_mkdirat(dfd, bpath, ctypes.byref(how), ctypes.sizeof(how)))
     if r < 0:
         raise _error(err, path)
     return r == 1
@@ -508,8 +503,7 @@ def prepare(path: StrPath, mode: int = 0o777, *, dir_fd: Optional[int] = None,
     """
     bpath, dfd, handle = _path(path), _dirfd(dir_fd), ctypes.c_void_p()
     how = _how("ocdir_prepare", flags, mode, resolve, options)
-    r, err = _retry(lambda: _lib.ocdir_prepare(
-        dfd, bpath, ctypes.byref(how), ctypes.sizeof(how), ctypes.byref(handle)))
+    r, err = _retry(lambda: _lib.ocdir_prepare(dfd, bpath, ctypes.byref(how), ctypes.sizeof(how), ctypes.byref(handle)))
     if r < 0:
         raise _error(err, path)
     return Prepared(handle, r, path)

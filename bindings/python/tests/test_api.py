@@ -328,6 +328,14 @@ class Api(unittest.TestCase):
                          [("m", False), ("m/n", False), ("m/n/o", True)])
         self.assertEqual(seen[-1][2], 0o700)
         os.close(fd)
+        # The mode reaches the library: 0550 & 0700 while set up, and after
+        # (setup did not chmod).
+        seen.clear()
+        for fn in (ocdir.open_dir, ocdir.mkpath):
+            with fn(fn.__name__, 0o550, dir_fd=self.dfd,
+                    setup=lambda fd, p, leaf: seen.append(os.fstat(fd).st_mode)) as d:
+                self.assertEqual(stat.S_IMODE(seen[-1]), 0o500)
+                self.assertEqual(stat.S_IMODE(os.fstat(d.fd).st_mode), 0o500)
 
     def test_setup_oserror_fails_the_call_with_its_errno(self):
         for fn, parent in ((ocdir.open_dir, "o"), (ocdir.mkpath, "m")):

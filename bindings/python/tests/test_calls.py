@@ -227,7 +227,7 @@ class Calls(unittest.TestCase):
         os.umask(cls.old_umask)
         rmtree(cls.base)
 
-    def test_table_present(self):
+    def test_calls_table_present(self):
         self.assertTrue(CASES, "no cases read from " + TABLE)
         self.assertEqual({c["call"] for c in CASES},
                          {"open", "mkdir", "mkpath", "open-setup", "mkpath-setup",
