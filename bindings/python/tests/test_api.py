@@ -513,5 +513,20 @@ class Api(unittest.TestCase):
                     fn(fn.__name__, dir_fd=self.dfd, flags=os.O_EXCL, setup=noop)
 
 
+    def test_readme_example(self):
+        readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "README.md")
+        with open(readme, encoding="utf-8") as f:
+            text = f.read()
+        code = re.search(r"^```python\n(.*?)^```$", text, re.M | re.S).group(1)
+        want = re.search(r"^It prints\n\n```\n(.*?)^```$", text, re.M | re.S).group(1)
+        env = dict(os.environ,
+                   PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(ocdir.__file__))))
+        out = subprocess.run([sys.executable, "-c", code], env=env, text=True,
+                             capture_output=True, cwd=self.dir)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(out.stdout, want)
+        self.assertEqual(os.listdir(self.dir), [])
+
+
 if __name__ == "__main__":
     unittest.main()
