@@ -472,18 +472,23 @@ class Prepared:
                 error.__context__ = d
 
     def __del__(self) -> None:
-        if getattr(self, "_handle", None) is not None:
-            warnings.warn("ocdir: Prepared %r was neither published nor discarded; "
-                          "discarding it" % (self.path,), ResourceWarning, source=self)
-            try:
-                self.discard()
-            except Exception:
-                pass
-        if getattr(self, "fd", -1) >= 0:
-            try:
-                self.close()
-            except OSError:
-                pass
+        try:
+            if getattr(self, "_handle", None) is not None:
+                try:
+                    warnings.warn("ocdir: Prepared %r was neither published nor "
+                                  "discarded; discarding it" % (self.path,),
+                                  ResourceWarning, source=self)
+                finally:
+                    try:
+                        self.discard()
+                    except Exception:
+                        pass
+        finally:
+            if getattr(self, "fd", -1) >= 0:
+                try:
+                    self.close()
+                except OSError:
+                    pass
 
     def __repr__(self) -> str:
         return "<ocdir.Prepared %r %s fd=%d>" % (self.path, self.state, self.fd)
