@@ -97,9 +97,9 @@ install: $(BUILD)/ocdir $(LIB_REAL) $(BUILD)/libocdir.a $(PC_FILE)
 		s=$${p##*.}; \
 		$(INSTALL) -m 644 $$p $(DESTDIR)$(MANDIR)/man$$s/ || exit 1; \
 	done
-	$(Q)$(INSTALL) -d $(DESTDIR)$(PYTHONDIR) $(DESTDIR)$(GOSRCDIR) \
+	$(Q)$(INSTALL) -d $(DESTDIR)$(PYTHONDIR)/ocdir $(DESTDIR)$(GOSRCDIR) \
 		$(DESTDIR)$(RUST_CRATE_DIR)/src
-	$(Q)$(INSTALL) -m 644 bindings/python/ocdir.py $(DESTDIR)$(PYTHONDIR)/ocdir.py
+	$(Q)$(INSTALL) -m 644 bindings/python/ocdir/__init__.py bindings/python/ocdir/py.typed $(DESTDIR)$(PYTHONDIR)/ocdir/
 	$(Q)$(INSTALL) -m 644 $(GO_FILES) $(DESTDIR)$(GOSRCDIR)/
 	$(Q)$(INSTALL) -m 644 bindings/rust/Cargo.toml bindings/rust/build.rs $(DESTDIR)$(RUST_CRATE_DIR)/
 	$(Q)$(INSTALL) -m 644 bindings/rust/src/lib.rs $(DESTDIR)$(RUST_CRATE_DIR)/src/
@@ -121,9 +121,10 @@ uninstall:
 	$(Q)for p in $(MAN_PAGES); do \
 		s=$${p##*.}; rm -f $(DESTDIR)$(MANDIR)/man$$s/$${p##*/}; \
 	done
-	$(Q)rm -f $(DESTDIR)$(PYTHONDIR)/ocdir.py $(addprefix $(DESTDIR)$(GOSRCDIR)/,$(notdir $(GO_FILES))) \
+	$(Q)rm -f $(DESTDIR)$(PYTHONDIR)/ocdir/__init__.py $(DESTDIR)$(PYTHONDIR)/ocdir/py.typed $(addprefix $(DESTDIR)$(GOSRCDIR)/,$(notdir $(GO_FILES))) \
 		$(addprefix $(DESTDIR)$(RUST_CRATE_DIR)/,Cargo.toml build.rs src/lib.rs .cargo-checksum.json)
-	$(Q)rmdir $(DESTDIR)$(GOSRCDIR) $(DESTDIR)$(RUST_CRATE_DIR)/src $(DESTDIR)$(RUST_CRATE_DIR) 2>/dev/null || true
+	$(Q)rm -rf $(DESTDIR)$(PYTHONDIR)/ocdir/__pycache__
+	$(Q)rmdir $(DESTDIR)$(PYTHONDIR)/ocdir $(DESTDIR)$(GOSRCDIR) $(DESTDIR)$(RUST_CRATE_DIR)/src $(DESTDIR)$(RUST_CRATE_DIR) 2>/dev/null || true
 
 # make dist: build/ocdir-VERSION.tar.gz, the source tree under ocdir-VERSION/.
 # In a git checkout: the files git knows of (tracked, or new and not
