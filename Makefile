@@ -17,6 +17,7 @@
 #                      and the open(2) man-pages patch (kernel/check-man-pages)
 #   make V=1 ...    show the commands;  make SAN=1 ...  ASan+UBSan build
 #   make test-hooks the library with the bindings' fd-identity test hook
+#   make check-mutants  the bindings' mutation check (bindings/mutate)
 #
 # Each folder adds its own rules in a *.mk file included below; outputs go to
 # build/ (host programs) and ${XDG_CACHE_HOME:-~/.cache}/ocdir (kernels).
@@ -86,7 +87,7 @@ DEBUG_KERNELS := debug-7.3
 LTS_KERNELS := stock patched debug
 LTS_SUITES := 10-harness 20-openat2 30-kernel-selftests 50-library-guest 90-fuzz
 
-.PHONY: all deps kernels check check-host check-lts check-debug check-series run clean
+.PHONY: all deps kernels check check-host check-lts check-debug check-series check-mutants run clean
 all:
 
 deps:
@@ -131,6 +132,13 @@ check-lts: deps
 check-debug: deps
 	$(Q)$(MAKE) --no-print-directory OCDIR_WERROR=1 all
 	$(Q)OCDIR_DEBUG_ALL=1 tests/run --kernels "$(DEBUG_KERNELS)" 10-harness 31-kernel-selftests-7.3 50-library-guest
+
+# Can the bindings' tests fail? Every mutant of bindings/*/mutants.tsv
+# (one argument the binding passes to the library, broken at a time) must
+# make its binding's tests fail: bindings/mutate.
+check-mutants: deps
+	$(Q)$(MAKE) --no-print-directory OCDIR_WERROR=1 all test-hooks
+	$(Q)bindings/mutate
 
 check-series: deps
 	$(Q)kernel/check-series; a=$$?; kernel/check-series --series kernel/patches-7.3; b=$$?; \

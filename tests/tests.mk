@@ -13,7 +13,7 @@ TEST_PROGS  := $(BUILD)/tests/conformance \
 
 .PHONY: tests-bin
 all: tests-bin
-tests-bin: $(TEST_PROGS) $(BUILD)/tests/conformance.tsv
+tests-bin: $(TEST_PROGS) $(BUILD)/tests/conformance.tsv $(BUILD)/tests/calls.tsv
 
 # The case table of cases.h as data, for the bindings' conformance tests
 # (bindings/README.md): written by the C program that runs the same table.
@@ -21,7 +21,13 @@ $(BUILD)/tests/conformance.tsv: $(BUILD)/tests/conformance
 	$(if $(Q),@echo "  GEN     $@")
 	$(Q)$< --print-table >$@.tmp && mv $@.tmp $@
 
+# ... and the calls table of calls.h (mkdir, mkpath, setup, prepare).
+$(BUILD)/tests/calls.tsv: $(BUILD)/tests/conformance
+	$(if $(Q),@echo "  GEN     $@")
+	$(Q)$< --print-calls >$@.tmp && mv $@.tmp $@
+
 $(BUILD)/tests/conformance: tests/conformance/conformance.c tests/conformance/cases.h \
+		tests/conformance/calls.h \
 		tests/helpers.h $(BUILD)/libocdir.a $(OCDIR_FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  CC      $@")
@@ -38,3 +44,15 @@ $(BUILD)/tests/lib-resolver: tests/lib/resolver.c tests/helpers.h $(LIB_INTERNAL
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  CC      $@")
 	$(Q)$(CC) $(TEST_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB_INTERNAL_A) -pthread
+
+# The fd-identity hook's own test, linked with the test-hooks library
+# (make test-hooks), not with the release one: tests/suites/45-bindings.
+.PHONY: test-hooks-bin
+test-hooks-bin: $(BUILD)/tests/lib-hook
+$(BUILD)/test-hooks/libocdir.a: FORCE
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/test-hooks TEST_HOOKS=1 lib
+
+$(BUILD)/tests/lib-hook: tests/lib/hook.c tests/helpers.h $(BUILD)/test-hooks/libocdir.a $(OCDIR_FLAGS_STAMP)
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(CC) $(TEST_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/test-hooks/libocdir.a -pthread

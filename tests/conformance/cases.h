@@ -31,6 +31,7 @@
 #define NEED_MOUNT	0x4	/* needs the tmpfs mount of an "m:" setup */
 #define NEED_ROOT_SETUP	0x8	/* setup chowns to other uids: needs root */
 #define NEED_PROT_LINKS	0x10	/* fs.protected_symlinks is on */
+#define NEED_NOREPLACE	0x20	/* calls.h: publishes by RENAME_NOREPLACE */
 
 #define R_BENEATH	0x08ULL
 #define R_IN_ROOT	0x10ULL

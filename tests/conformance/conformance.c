@@ -54,6 +54,7 @@
 #include "../helpers.h"
 #include "ocdir.h"
 #include "cases.h"
+#include "calls.h"
 
 enum backend { B_RAW, B_NATIVE, B_EMULATED, B_RESOLVER, B_WEAK,
 	       B_SECCOMP_ENOSYS, B_SECCOMP_EPERM };
@@ -75,6 +76,7 @@ struct run {
 	const char *fs_type;	/* from /proc/self/mountinfo */
 	int made_by_kernel;	/* native creations seen, by path taken */
 	int made_by_emulation;
+	int calls;		/* --calls: the table of calls.h */
 };
 
 /* ---- setup ---- */
@@ -186,6 +188,39 @@ static const char *setup_op(struct run *r, int casefd, const char *casedir,
 		return "unknown setup op";
 	}
 	return NULL;
+}
+
+/*
+ * Run a case's setup operations in casefd. Returns 1, or 0 once it has
+ * reported the case (a SKIP where this filesystem cannot hold what the
+ * setup needs, else a FAIL).
+ */
+static int setup_case(struct run *r, int casefd, const char *casedir,
+		      const char *name, const char *ops)
+{
+	char setup[1024], *save = NULL, *op;
+	const char *msg;
+
+	snprintf(setup, sizeof(setup), "%s", ops);
+	for (op = strtok_r(setup, " ", &save); op; op = strtok_r(NULL, " ", &save)) {
+		msg = setup_op(r, casefd, casedir, op);
+		/* 9p without a security model, for one, cannot hold fifos. */
+		if (msg && !strcmp(msg, "mkfifo") &&
+		    (errno == ENXIO || errno == EPERM || errno == EOPNOTSUPP)) {
+			t_skip(name, "this filesystem cannot hold a fifo (%s)", strerror(errno));
+			return 0;
+		}
+		/* cifs without the Unix extensions keeps one owner per share. */
+		if (msg && !strncmp(msg, "chown", 5) && no_other_owners(errno)) {
+			t_skip(name, NO_OTHER_OWNERS, strerror(errno));
+			return 0;
+		}
+		if (msg) {
+			t_fail(name, "setup %s: %s", msg, strerror(errno));
+			return 0;
+		}
+	}
+	return 1;
 }
 
 /* ---- checks ---- */
@@ -413,11 +448,11 @@ static int refuses_noreplace(const char *dir)
 
 static void run_case(struct run *r, const struct conf_case *c, int idx)
 {
-	char casedir[2100], path[4096], why[512], setup[1024], *save = NULL, *op;
+	char casedir[2100], path[4096], why[512];
 	char refused_after[512];
 	int casefd, fd, err, fds_before, created, want_err = c->err, in = -1;
 	const char *after = c->after;
-	const char *msg;
+	const char *msg = NULL;
 	struct stat a, b;
 
 	if ((c->need & NEED_ROOT) && r->as_user)
@@ -437,25 +472,9 @@ static void run_case(struct run *r, const struct conf_case *c, int idx)
 	casefd = open(casedir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (casefd < 0)
 		return t_fail(c->name, "setup: open case directory: %s", strerror(errno));
-	snprintf(setup, sizeof(setup), "%s", c->setup);
-	for (op = strtok_r(setup, " ", &save); op; op = strtok_r(NULL, " ", &save)) {
-		msg = setup_op(r, casefd, casedir, op);
-		/* 9p without a security model, for one, cannot hold fifos. */
-		if (msg && !strcmp(msg, "mkfifo") &&
-		    (errno == ENXIO || errno == EPERM || errno == EOPNOTSUPP)) {
-			close(casefd);
-			return t_skip(c->name, "this filesystem cannot hold a fifo (%s)",
-				      strerror(errno));
-		}
-		/* cifs without the Unix extensions keeps one owner per share. */
-		if (msg && !strncmp(msg, "chown", 5) && no_other_owners(errno)) {
-			close(casefd);
-			return t_skip(c->name, NO_OTHER_OWNERS, strerror(errno));
-		}
-		if (msg) {
-			close(casefd);
-			return t_fail(c->name, "setup %s: %s", msg, strerror(errno));
-		}
+	if (!setup_case(r, casefd, casedir, c->name, c->setup)) {
+		close(casefd);
+		return;
 	}
 
 	if (r->backend == B_NATIVE && c->created == 1) {
@@ -551,6 +570,218 @@ back:
 		close(in);
 	if (err)
 		return t_fail(c->name, "chdir: %s", strerror(err));
+	if (msg)
+		return t_fail(c->name, "%s", msg);
+	t_pass(c->name);
+}
+
+/* ---- the calls table (calls.h) ---- */
+
+/* What a case's setup step does, and how often it ran. */
+struct setup_step {
+	const char *action;
+	int leaf_calls, inter_calls;
+};
+
+static int setup_step(int fd, const char *path, unsigned int flags, void *arg)
+{
+	struct setup_step *s = arg;
+	const char *v = strchr(s->action, ':');
+	int leaf = !!(flags & OCDIR_SETUP_LEAF);
+
+	(void)path;
+	if (leaf)
+		s->leaf_calls++;
+	else
+		s->inter_calls++;
+	if (!v)
+		return 0;
+	v++;
+	if (!strncmp(s->action, "fail:", 5))
+		return leaf ? -atoi(v) : 0;
+	if (!strncmp(s->action, "chmod:", 6) ||
+	    (leaf && !strncmp(s->action, "leafchmod:", 10)))
+		return fchmod(fd, (mode_t)strtoul(v, NULL, 8)) < 0 ? -errno : 0;
+	return 0;
+}
+
+/* The action on a prepared directory before publish or discard. */
+static int prepared_action(int casefd, int fd, const char *action)
+{
+	int sub, f;
+
+	if (!strncmp(action, "chmod:", 6))
+		return fchmod(fd, (mode_t)strtoul(action + 6, NULL, 8));
+	if (!strncmp(action, "plant:", 6))
+		return mkdirat(casefd, action + 6, 0755);
+	if (strcmp(action, "fill"))
+		return 0;
+	f = openat(fd, "f", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+	if (f < 0 || close(f) < 0 || mkdirat(fd, "sub", 0755) < 0)
+		return -1;
+	sub = openat(fd, "sub", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sub < 0)
+		return -1;
+	f = openat(sub, "g", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+	close(sub);
+	return f < 0 ? -1 : close(f);
+}
+
+/*
+ * The call of case c; returns an fd, mkdirat's 0/1 (fd_is "-"), or -1 with
+ * errno. *created as the call says it; why gets a message for failures of
+ * the test itself (an action that could not run), then -2 is returned.
+ */
+static int call_library(int dirfd, const char *path, const struct call_case *c,
+			uint64_t extra_options, struct setup_step *step,
+			int *created, char *why, size_t size)
+{
+	struct ocdir_how how = {
+		.flags = (unsigned int)c->flags, .mode = c->mode,
+		.resolve = c->resolve, .options = c->options | extra_options,
+	};
+	struct ocdir_prepared *p = NULL;
+	int fd, err;
+
+	*created = -1;
+	if (!strcmp(c->call, "open"))
+		return ocdir_openat2(dirfd, path, &how, sizeof(how), created);
+	if (!strcmp(c->call, "mkdir")) {
+		fd = ocdir_mkdirat(dirfd, path, &how, sizeof(how));
+		*created = fd;
+		return fd;
+	}
+	if (!strcmp(c->call, "mkpath"))
+		return ocdir_mkpath(dirfd, path, &how, sizeof(how), created);
+	if (!strcmp(c->call, "open-setup"))
+		return ocdir_openat2_setup(dirfd, path, &how, sizeof(how), setup_step,
+					   step, created);
+	if (!strcmp(c->call, "mkpath-setup"))
+		return ocdir_mkpath_setup(dirfd, path, &how, sizeof(how), setup_step,
+					  step, created);
+	fd = ocdir_prepare(dirfd, path, &how, sizeof(how), &p);
+	if (fd < 0)
+		return fd;
+	if (prepared_action(dirfd, fd, c->action) < 0) {
+		snprintf(why, size, "action %s: %s", c->action, strerror(errno));
+		ocdir_discard(p);
+		close(fd);
+		return -2;
+	}
+	if (!strcmp(c->call, "prepare-discard")) {
+		close(fd);
+		if (ocdir_discard(p) < 0) {
+			snprintf(why, size, "discard: %s", t_errname(errno));
+			return -2;
+		}
+		/* errno after 0: why the staging directory stayed, 0 if it did not */
+		if (errno) {
+			snprintf(why, size, "discard left the staging directory: %s",
+				 t_errname(errno));
+			return -2;
+		}
+		return 0;
+	}
+	if (ocdir_publish(p) == 0) {
+		if (errno) {
+			snprintf(why, size, "publish left the staging directory: %s",
+				 t_errname(errno));
+			close(fd);
+			return -2;
+		}
+		return fd;
+	}
+	/* publish failed: the handle is still ours to discard */
+	err = errno;
+	close(fd);
+	if (ocdir_discard(p) < 0) {
+		snprintf(why, size, "discard after publish's %s: %s", t_errname(err),
+			 t_errname(errno));
+		return -2;
+	}
+	errno = err;
+	return -1;
+}
+
+static void run_call_case(struct run *r, const struct call_case *c, int idx)
+{
+	char casedir[2100], path[4096], why[512], want_calls[32];
+	struct setup_step step = { .action = c->action };
+	int casefd, fd, err, fds_before, created, cloexec;
+	int want_fd = strcmp(c->fd_is, "-") != 0;
+	const char *msg = NULL;
+	struct stat a, b;
+
+	if ((c->need & NEED_ROOT) && r->as_user)
+		return t_skip(c->name, "root only (covered by the root run)");
+	if ((c->need & NEED_USER) && !r->as_user)
+		return t_skip(c->name, "non-root only (covered by the --user run)");
+	if ((c->need & NEED_NOREPLACE) && (r->no_noreplace || r->backend == B_WEAK))
+		return t_skip(c->name, "publishes by RENAME_NOREPLACE, which %s refuses",
+			      r->backend == B_WEAK ? "the weak backend pretends this filesystem"
+						   : "this filesystem");
+	snprintf(casedir, sizeof(casedir), "%s/%03d", r->base, idx);
+	if (mkdir(casedir, 0755) < 0 || (r->as_user && chown(casedir, r->uid, r->uid) < 0))
+		return t_fail(c->name, "setup: case directory: %s", strerror(errno));
+	casefd = open(casedir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (casefd < 0)
+		return t_fail(c->name, "setup: open case directory: %s", strerror(errno));
+	if (!setup_case(r, casefd, casedir, c->name, c->setup)) {
+		close(casefd);
+		return;
+	}
+	if (r->as_user && (setresgid(r->uid, r->uid, r->uid) < 0 ||
+			   setresuid(r->uid, r->uid, 0) < 0)) {
+		close(casefd);
+		return t_fail(c->name, "setresuid(%u): %s", (unsigned)r->uid, strerror(errno));
+	}
+	subst(path, sizeof(path), c->path, casedir);
+	fds_before = t_count_fds();
+	fd = call_library(casefd, path, c,
+			  r->backend == B_WEAK ? OCDIR_ALLOW_WEAK_EMULATION : 0,
+			  &step, &created, why, sizeof(why));
+	err = fd == -1 ? errno : 0;
+	if (fd == -2)
+		msg = why;
+	else if (c->err && fd >= 0)
+		snprintf(why, sizeof(why), "succeeded, want %s", t_errname(c->err)), msg = why;
+	else if (!c->err && fd < 0)
+		snprintf(why, sizeof(why), "got %s (%s), want success", t_errname(err),
+			 strerror(err)), msg = why;
+	else if (c->err && err != c->err)
+		snprintf(why, sizeof(why), "got %s, want %s", t_errname(err),
+			 t_errname(c->err)), msg = why;
+	else if (fd >= 0 && want_fd) {
+		cloexec = !(c->options & O_NOCLOEXEC_OPT) || (c->flags & O_CLOEXEC);
+		if (fstat(fd, &a) < 0 || !S_ISDIR(a.st_mode))
+			msg = "fd is not a directory";
+		else if ((fcntl(fd, F_GETFL) & (O_ACCMODE | O_PATH)) != O_RDONLY)
+			msg = "fd is not O_RDONLY";
+		else if (!!(fcntl(fd, F_GETFD) & FD_CLOEXEC) != cloexec)
+			msg = cloexec ? "fd is not close-on-exec" : "fd is close-on-exec";
+		else if (fstatat(casefd, c->fd_is, &b, 0) < 0)
+			msg = "fd_is path missing";
+		else if (a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+			snprintf(why, sizeof(why), "fd is not %s", c->fd_is), msg = why;
+		close(fd);
+	}
+	if (!msg && c->created >= 0 && created != c->created)
+		snprintf(why, sizeof(why), "created %d, want %d", created, c->created), msg = why;
+	snprintf(want_calls, sizeof(want_calls), "%d/%d", step.leaf_calls, step.inter_calls);
+	if (!msg && strcmp(c->calls, "-") && strcmp(c->calls, want_calls))
+		snprintf(why, sizeof(why), "setup ran %s (leaf/intermediate), want %s",
+			 want_calls, c->calls), msg = why;
+	if (!msg)
+		msg = check_after(casefd, c->after, r->mkdir_drops, NULL, 0, why, sizeof(why));
+	if (!msg && t_count_fds() != fds_before)
+		msg = "fd leaked";
+	if (!msg && stage_left(casefd, 2))
+		msg = "a .ocdir-stage.* directory was left behind";
+	if (r->as_user && (setresuid(0, 0, 0) < 0 || setresgid(0, 0, 0) < 0)) {
+		t_fail(c->name, "cannot get root back: %s", strerror(errno));
+		exit(T_EXIT_FAIL);
+	}
+	close(casefd);
 	if (msg)
 		return t_fail(c->name, "%s", msg);
 	t_pass(c->name);
@@ -699,6 +930,11 @@ static int child(struct run *r)
 	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0)
 		r->mounts_ok = 1;
 
+	if (r->calls) {
+		for (i = 0; i < sizeof(call_cases) / sizeof(call_cases[0]); i++)
+			run_call_case(r, &call_cases[i], (int)i);
+		return t_exit_status();
+	}
 	for (i = 0; i < sizeof(conf_cases) / sizeof(conf_cases[0]); i++)
 		run_case(r, &conf_cases[i], (int)i);
 	if (r->backend == B_NATIVE)
@@ -743,11 +979,36 @@ static void print_table(void)
 	}
 }
 
+/*
+ * The calls table for the bindings, in the columns of calls.h (the
+ * "Conformance" part of bindings/README.md): numbers in decimal, mode in
+ * octal, need as its bits.
+ */
+static void print_calls(void)
+{
+	size_t i;
+
+	printf("# generated by build/tests/conformance --print-calls from "
+	       "tests/conformance/calls.h: do not edit\n");
+	printf("# name\tcall\tsetup\tpath\tflags\tmode\tresolve\toptions\t"
+	       "action\terrno\tfd_is\tcreated\tafter\tcalls\tneed\n");
+	for (i = 0; i < sizeof(call_cases) / sizeof(call_cases[0]); i++) {
+		const struct call_case *c = &call_cases[i];
+
+		printf("%s\t%s\t%s\t%s\t%d\t%04llo\t%llu\t%llu\t%s\t%d\t%s\t%d\t%s\t%s\t%u\n",
+		       c->name, c->call, c->setup, c->path, c->flags, c->mode,
+		       c->resolve, c->options, c->action, c->err, c->fd_is,
+		       c->created, c->after, c->calls, c->need);
+	}
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: conformance --backend raw|native|emulated|resolver|weak|"
 		"seccomp-enosys|seccomp-eperm --dir DIR [--user UID]\n"
-		"       conformance --print-table\n");
+		"       conformance --print-table\n"
+		"       conformance --calls --backend native|emulated|resolver|weak --dir DIR [--user UID]\n"
+		"       conformance --print-calls\n");
 	exit(2);
 }
 
@@ -762,6 +1023,10 @@ int main(int argc, char **argv)
 		print_table();
 		return fflush(stdout) ? 1 : 0;
 	}
+	if (argc == 2 && !strcmp(argv[1], "--print-calls")) {
+		print_calls();
+		return fflush(stdout) ? 1 : 0;
+	}
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--backend") && i + 1 < argc) {
 			i++;
@@ -770,6 +1035,8 @@ int main(int argc, char **argv)
 					r.backend = (enum backend)b;
 			if ((int)r.backend < 0)
 				usage();
+		} else if (!strcmp(argv[i], "--calls")) {
+			r.calls = 1;
 		} else if (!strcmp(argv[i], "--dir") && i + 1 < argc) {
 			r.dir = argv[++i];
 		} else if (!strcmp(argv[i], "--user") && i + 1 < argc) {
@@ -779,7 +1046,7 @@ int main(int argc, char **argv)
 			usage();
 		}
 	}
-	if ((int)r.backend < 0 || !r.dir)
+	if ((int)r.backend < 0 || !r.dir || (r.calls && r.backend == B_RAW))
 		usage();
 	if (!r.as_user)
 		r.uid = geteuid();
@@ -796,8 +1063,8 @@ int main(int argc, char **argv)
 	if (r.mkdir_drops)
 		printf("# mkdirat(2) on %s drops mode bits %04o: expected modes follow\n",
 		       r.fs_type, (unsigned)r.mkdir_drops);
-	snprintf(r.base, sizeof(r.base), "%s/conf.%s.%u.%d", r.dir,
-		 backend_names[r.backend], (unsigned)r.uid, (int)getpid());
+	snprintf(r.base, sizeof(r.base), "%s/%s.%s.%u.%d", r.dir,
+		 r.calls ? "calls" : "conf", backend_names[r.backend], (unsigned)r.uid, (int)getpid());
 	if (mkdir(r.base, 0755) < 0) {
 		t_fail("setup", "mkdir %s: %s", r.base, strerror(errno));
 		return t_exit_status();
