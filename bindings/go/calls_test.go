@@ -353,12 +353,10 @@ func checkCallFile(f *os.File, c *callCase) string {
 	if !isPath && fl&syscall.O_ACCMODE != syscall.O_RDONLY {
 		return "fd is not O_RDONLY"
 	}
-	cloexec := fcntl(f.Fd(), syscall.F_GETFD)&syscall.FD_CLOEXEC != 0
-	if c.options&NoCloexec == 0 && !cloexec {
-		return "fd is not close-on-exec"
-	}
-	if c.options&NoCloexec != 0 && cloexec {
-		return "fd is close-on-exec despite NoCloexec"
+	// Close-on-exec unless NoCloexec, and then only if flags ask for it.
+	wantCloexec := c.options&NoCloexec == 0 || c.flags&syscall.O_CLOEXEC != 0
+	if cloexec := fcntl(f.Fd(), syscall.F_GETFD)&syscall.FD_CLOEXEC != 0; cloexec != wantCloexec {
+		return fmt.Sprintf("fd close-on-exec is %v, want %v", cloexec, wantCloexec)
 	}
 	if c.fdIs != "-" {
 		if err := syscall.Stat(c.fdIs, &want); err != nil {
