@@ -105,6 +105,6 @@ func TestIdentityPublish(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.File().Close()
-	f := swapped(t, func() (*os.File, error) { return p.File(), p.Publish() })
+	f := swapped(t, func() (*os.File, error) { err := p.Publish(); return p.File(), err })
 	checkIdentity(t, f, dir, "x")
 }
