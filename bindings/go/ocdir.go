@@ -254,6 +254,9 @@ func fdCall(op string, dir *os.File, path string, how How, setup SetupFunc, call
 		return nil, false, err
 	}
 	if st != nil && st.panicked {
+		if fd >= 0 { // (the library fails the call: never seen)
+			syscall.Close(int(fd))
+		}
 		panic(st.panicValue)
 	}
 	if fd < 0 {
