@@ -189,9 +189,13 @@ func OpenDir(dir *os.File, path string, how How) (*os.File, bool, error) {
 // OpenDirSetup is OpenDir, and if the call creates the directory, setup
 // runs on it before anyone else can use it (ocdir_openat2_setup): see
 // SetupFunc. The bool is true exactly when the directory was created and
-// setup succeeded. A nil setup makes this OpenDir.
+// setup succeeded. With a nil setup this is OpenDir (ocdir_openat2).
 func OpenDirSetup(dir *os.File, path string, how How, setup SetupFunc) (*os.File, bool, error) {
 	return fdCall("opendir", dir, path, how, setup, func(d C.int, p *C.char, h *C.struct_ocdir_how, fn C.ocdir_setup_fn, arg unsafe.Pointer, c *C.int) (C.int, error) {
+		if fn == nil {
+			r, err := C.ocdir_openat2(d, p, h, howSize, c)
+			return r, err
+		}
 		r, err := C.ocdir_openat2_setup(d, p, h, howSize, fn, arg, c)
 		return r, err
 	})
@@ -211,9 +215,14 @@ func MkPath(dir *os.File, path string, how How) (*os.File, bool, error) {
 // (ocdir_mkpath_setup): with leaf false on each intermediate level, top
 // down, right after it was made; with leaf true on the leaf, before anyone
 // else can use it. See SetupFunc. The bool is true exactly when the leaf
-// was created and setup succeeded on it.
+// was created and setup succeeded on it. With a nil setup this is MkPath
+// (ocdir_mkpath).
 func MkPathSetup(dir *os.File, path string, how How, setup SetupFunc) (*os.File, bool, error) {
 	return fdCall("mkpath", dir, path, how, setup, func(d C.int, p *C.char, h *C.struct_ocdir_how, fn C.ocdir_setup_fn, arg unsafe.Pointer, c *C.int) (C.int, error) {
+		if fn == nil {
+			r, err := C.ocdir_mkpath(d, p, h, howSize, c)
+			return r, err
+		}
 		r, err := C.ocdir_mkpath_setup(d, p, h, howSize, fn, arg, c)
 		return r, err
 	})
