@@ -34,10 +34,12 @@ LDCONFIG   ?= ldconfig
 PYTHON3    ?= python3
 python_version = $(shell $(PYTHON3) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
 PYTHONDIR  ?= $(if $(filter /usr,$(PREFIX)),$(PREFIX)/lib/python3/dist-packages,$(PREFIX)/lib/python$(or $(python_version),3)/dist-packages)
-GOSRCDIR   ?= $(PREFIX)/share/gocode/src/ocdir
+# The Go package's import path is ocdir.invalid/ocdir (bindings/go/README.md).
+GOSRCROOT  ?= $(PREFIX)/share/gocode/src
+GOSRCDIR   ?= $(GOSRCROOT)/ocdir.invalid/ocdir
 CARGOREGDIR ?= $(PREFIX)/share/cargo/registry
 RUST_CRATE_DIR = $(CARGOREGDIR)/ocdir-$(OCDIR_VERSION)
-GO_FILES   := bindings/go/go.mod bindings/go/ocdir.go
+GO_FILES   := bindings/go/go.mod bindings/go/ocdir.go bindings/go/setup.go bindings/go/nocgo.go
 RUST_FILES := bindings/rust/Cargo.toml bindings/rust/build.rs bindings/rust/src/lib.rs
 
 MAN_PAGES  := $(wildcard man/*.1 man/*.3 man/*.7)
@@ -124,7 +126,7 @@ uninstall:
 	$(Q)rm -f $(DESTDIR)$(PYTHONDIR)/ocdir/__init__.py $(DESTDIR)$(PYTHONDIR)/ocdir/py.typed $(addprefix $(DESTDIR)$(GOSRCDIR)/,$(notdir $(GO_FILES))) \
 		$(addprefix $(DESTDIR)$(RUST_CRATE_DIR)/,Cargo.toml build.rs src/lib.rs .cargo-checksum.json)
 	$(Q)rm -rf $(DESTDIR)$(PYTHONDIR)/ocdir/__pycache__
-	$(Q)rmdir $(DESTDIR)$(PYTHONDIR)/ocdir $(DESTDIR)$(GOSRCDIR) $(DESTDIR)$(RUST_CRATE_DIR)/src $(DESTDIR)$(RUST_CRATE_DIR) 2>/dev/null || true
+	$(Q)rmdir $(DESTDIR)$(PYTHONDIR)/ocdir $(DESTDIR)$(GOSRCDIR) $(DESTDIR)$(GOSRCROOT)/ocdir.invalid $(DESTDIR)$(RUST_CRATE_DIR)/src $(DESTDIR)$(RUST_CRATE_DIR) 2>/dev/null || true
 
 # make dist: build/ocdir-VERSION.tar.gz, the source tree under ocdir-VERSION/.
 # In a git checkout: the files git knows of (tracked, or new and not
