@@ -24,6 +24,7 @@ import errno as _errno
 import itertools
 import operator
 import os
+import threading
 import warnings
 from typing import Callable, Dict, NamedTuple, Optional, Tuple, Union
 
@@ -387,6 +388,10 @@ class Prepared:
 
     def __init__(self, handle: ctypes.c_void_p, fd: int, path: StrPath) -> None:
         self._handle: Optional[ctypes.c_void_p] = handle
+        # Held across the C call that may end the handle: ctypes releases
+        # the GIL there, and a second thread's publish or discard must not
+        # pass the same pointer while the first one may be freeing it.
+        self._ending = threading.Lock()
         self.fd = fd
         self.path = path
         self.state = "prepared"
@@ -398,16 +403,17 @@ class Prepared:
         OSError (EEXIST: the name was taken meanwhile) leaves it prepared:
         publish again or discard(). ValueError if already published or
         discarded."""
-        handle = self._handle
-        if handle is None:
-            raise ValueError("ocdir: %r was %s already" % (self.path, self.state))
-        r, err = _retry(lambda: _lib.ocdir_publish(handle))
-        if r < 0:
-            raise _error(err, self.path)
-        self._handle = None  # freed by ocdir_publish
-        self.state = "published"
-        self.staging_errno = err
-        return err
+        with self._ending:
+            handle = self._handle
+            if handle is None:
+                raise ValueError("ocdir: %r was %s already" % (self.path, self.state))
+            r, err = _retry(lambda: _lib.ocdir_publish(handle))
+            if r < 0:
+                raise _error(err, self.path)
+            self._handle = None  # freed by ocdir_publish
+            self.state = "published"
+            self.staging_errno = err
+            return err
 
     def discard(self) -> Optional[int]:
         """Remove the prepared directory and what was put into it
@@ -417,18 +423,19 @@ class Prepared:
         failure, and what was removed stays removed): discard again later.
         A second discard() does nothing and returns the first one's
         staging_errno; after publish() it is ValueError."""
-        handle = self._handle
-        if handle is None:
-            if self.state == "discarded":
-                return self.staging_errno
-            raise ValueError("ocdir: %r was %s already" % (self.path, self.state))
-        r, err = _retry(lambda: _lib.ocdir_discard(handle))
-        if r < 0:
-            raise _error(err, self.path)
-        self._handle = None  # freed by ocdir_discard
-        self.state = "discarded"
-        self.staging_errno = err
-        return err
+        with self._ending:
+            handle = self._handle
+            if handle is None:
+                if self.state == "discarded":
+                    return self.staging_errno
+                raise ValueError("ocdir: %r was %s already" % (self.path, self.state))
+            r, err = _retry(lambda: _lib.ocdir_discard(handle))
+            if r < 0:
+                raise _error(err, self.path)
+            self._handle = None  # freed by ocdir_discard
+            self.state = "discarded"
+            self.staging_errno = err
+            return err
 
     def close(self) -> None:
         """Close fd (the directory stays prepared, published or not)."""

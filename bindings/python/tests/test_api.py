@@ -400,6 +400,50 @@ class Api(unittest.TestCase):
         p.close()
         self.assertEqual(os.listdir(self.dir), [])
 
+    def test_threads_end_a_handle_once(self):
+        """Two threads end one Prepared at once: the library sees the
+        handle once (a second ocdir_discard or ocdir_publish would be a
+        use after free). The stand-in holds the first call for 50 ms, with
+        the GIL released, so the other thread comes in while it runs."""
+        import threading
+        import time
+        for first, second in (("discard", "discard"), ("publish", "discard"),
+                              ("discard", "publish"), ("publish", "publish")):
+            with self.subTest(first=first, second=second):
+                p = ocdir.prepare("t", dir_fd=self.dfd)
+                calls = []
+                reals = {n: getattr(ocdir._lib, n)
+                         for n in ("ocdir_discard", "ocdir_publish")}
+
+                def slow(name):
+                    def call(handle):
+                        calls.append(name)
+                        time.sleep(0.05)
+                        return reals[name](handle)
+                    return call
+                go = threading.Barrier(2)
+                errors = []
+
+                def end(how):
+                    go.wait()
+                    try:
+                        getattr(p, how)()
+                    except (ValueError, OSError) as e:
+                        errors.append(e)
+                with mock.patch.object(ocdir._lib, "ocdir_discard", slow("ocdir_discard")), \
+                        mock.patch.object(ocdir._lib, "ocdir_publish", slow("ocdir_publish")):
+                    threads = [threading.Thread(target=end, args=(h,))
+                               for h in (first, second)]
+                    for t in threads:
+                        t.start()
+                    for t in threads:
+                        t.join()
+                self.assertEqual(len(calls), 1, calls)
+                p.close()
+                if p.state == "published":
+                    os.rmdir(os.path.join(self.dir, "t"))
+                self.assertEqual(os.listdir(self.dir), [])
+
     def test_publish_then_discard_is_refused(self):
         p = ocdir.prepare("pd", dir_fd=self.dfd)
         patch, calls = self.counting("ocdir_discard")
