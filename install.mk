@@ -34,11 +34,13 @@ LDCONFIG   ?= ldconfig
 PYTHON3    ?= python3
 python_version = $(shell $(PYTHON3) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
 PYTHONDIR  ?= $(if $(filter /usr,$(PREFIX)),$(PREFIX)/lib/python3/dist-packages,$(PREFIX)/lib/python$(or $(python_version),3)/dist-packages)
-GOSRCDIR   ?= $(PREFIX)/share/gocode/src/ocdir
+# The Go package's import path is ocdir.invalid/ocdir (bindings/go/README.md).
+GOSRCROOT  ?= $(PREFIX)/share/gocode/src
+GOSRCDIR   ?= $(GOSRCROOT)/ocdir.invalid/ocdir
 CARGOREGDIR ?= $(PREFIX)/share/cargo/registry
 RUST_CRATE_DIR = $(CARGOREGDIR)/ocdir-$(OCDIR_VERSION)
 RUST_SYS_DIR = $(CARGOREGDIR)/ocdir-sys-$(OCDIR_VERSION)
-GO_FILES   := bindings/go/go.mod bindings/go/ocdir.go
+GO_FILES   := bindings/go/go.mod bindings/go/ocdir.go bindings/go/setup.go bindings/go/nocgo.go
 RUST_FILES := Cargo.toml build.rs src/lib.rs
 
 MAN_PAGES  := $(wildcard man/*.1 man/*.3 man/*.7)
@@ -98,9 +100,9 @@ install: $(BUILD)/ocdir $(LIB_REAL) $(BUILD)/libocdir.a $(PC_FILE)
 		s=$${p##*.}; \
 		$(INSTALL) -m 644 $$p $(DESTDIR)$(MANDIR)/man$$s/ || exit 1; \
 	done
-	$(Q)$(INSTALL) -d $(DESTDIR)$(PYTHONDIR) $(DESTDIR)$(GOSRCDIR) \
+	$(Q)$(INSTALL) -d $(DESTDIR)$(PYTHONDIR)/ocdir $(DESTDIR)$(GOSRCDIR) \
 		$(DESTDIR)$(RUST_CRATE_DIR)/src $(DESTDIR)$(RUST_SYS_DIR)/src
-	$(Q)$(INSTALL) -m 644 bindings/python/ocdir.py $(DESTDIR)$(PYTHONDIR)/ocdir.py
+	$(Q)$(INSTALL) -m 644 bindings/python/ocdir/__init__.py bindings/python/ocdir/py.typed $(DESTDIR)$(PYTHONDIR)/ocdir/
 	$(Q)$(INSTALL) -m 644 $(GO_FILES) $(DESTDIR)$(GOSRCDIR)/
 	$(Q)for c in ocdir:$(RUST_CRATE_DIR) ocdir-sys:$(RUST_SYS_DIR); do \
 		src=bindings/rust/$${c%%:*} dst=$(DESTDIR)$${c#*:}; \
@@ -126,10 +128,11 @@ uninstall:
 	$(Q)for p in $(MAN_PAGES); do \
 		s=$${p##*.}; rm -f $(DESTDIR)$(MANDIR)/man$$s/$${p##*/}; \
 	done
-	$(Q)rm -f $(DESTDIR)$(PYTHONDIR)/ocdir.py $(addprefix $(DESTDIR)$(GOSRCDIR)/,$(notdir $(GO_FILES))) \
+	$(Q)rm -f $(DESTDIR)$(PYTHONDIR)/ocdir/__init__.py $(DESTDIR)$(PYTHONDIR)/ocdir/py.typed $(addprefix $(DESTDIR)$(GOSRCDIR)/,$(notdir $(GO_FILES))) \
 		$(addprefix $(DESTDIR)$(RUST_CRATE_DIR)/,$(RUST_FILES) .cargo-checksum.json) \
 		$(addprefix $(DESTDIR)$(RUST_SYS_DIR)/,$(RUST_FILES) .cargo-checksum.json)
-	$(Q)rmdir $(DESTDIR)$(GOSRCDIR) $(DESTDIR)$(RUST_CRATE_DIR)/src $(DESTDIR)$(RUST_CRATE_DIR) \
+	$(Q)rm -rf $(DESTDIR)$(PYTHONDIR)/ocdir/__pycache__
+	$(Q)rmdir $(DESTDIR)$(PYTHONDIR)/ocdir $(DESTDIR)$(GOSRCDIR) $(DESTDIR)$(GOSRCROOT)/ocdir.invalid $(DESTDIR)$(RUST_CRATE_DIR)/src $(DESTDIR)$(RUST_CRATE_DIR) \
 		$(DESTDIR)$(RUST_SYS_DIR)/src $(DESTDIR)$(RUST_SYS_DIR) 2>/dev/null || true
 
 # make dist: build/ocdir-VERSION.tar.gz, the source tree under ocdir-VERSION/.

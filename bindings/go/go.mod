@@ -1,3 +1,3 @@
-module ocdir
+module ocdir.invalid/ocdir
 
 go 1.19

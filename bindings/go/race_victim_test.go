@@ -27,6 +27,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if d := os.Getenv("OCDIR_DISCARD_ATTACK"); d != "" {
+		os.Exit(discardAttack(d))
+	}
 	if v := os.Getenv("OCDIR_RACE_VICTIM"); v != "" {
 		os.Exit(raceVictim(v == "naive", os.Args[len(os.Args)-2], os.Args[len(os.Args)-1]))
 	}

@@ -16,11 +16,11 @@ import stat
 import tempfile
 import unittest
 
+from _table import (check_after, count_fds, rmtree, setup_op, skip_reason,
+                    stage_left, table_path)
 import ocdir
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-TABLE = os.environ.get("OCDIR_CONFORMANCE_TABLE") or os.path.join(
-    HERE, "..", "..", "..", "build", "tests", "conformance.tsv")
+TABLE = table_path("OCDIR_CONFORMANCE_TABLE", "conformance.tsv")
 COLUMNS = ("name setup path api flags mode resolve errno errname fd_is "
            "created after need").split()
 
@@ -44,111 +44,6 @@ def read_table(path):
             c["need"] = set(filter(None, c["need"].split(",")))
             cases.append(c)
     return cases
-
-
-def skip_reason(c):
-    root = os.geteuid() == 0
-    if "root" in c["need"] and not root:
-        return "root only"
-    if "user" in c["need"] and root:
-        return "non-root only (the C conformance test's --user run covers it)"
-    if "root-setup" in c["need"] and not root:
-        return "setup needs root"
-    if "protected-symlinks" in c["need"]:
-        try:
-            with open("/proc/sys/fs/protected_symlinks") as f:
-                if f.read(1) != "1":
-                    return "fs.protected_symlinks is off"
-        except OSError:
-            return "fs.protected_symlinks unknown"
-    if "mount" in c["need"]:
-        return "needs a private mount namespace (the C conformance test runs it)"
-    return None
-
-
-def setup_op(casefd, casedir, op):
-    kind, _, arg = op.partition(":")
-    if kind == "l":
-        name, _, target = arg.partition(">")
-        os.symlink(target.replace("%D", casedir), name, dir_fd=casefd)
-        return
-    name, eq, value = arg.partition("=")
-    if kind == "d":
-        os.mkdir(name, 0o755, dir_fd=casefd)
-        if eq:
-            os.chmod(name, int(value, 8), dir_fd=casefd)
-    elif kind == "f":
-        os.close(os.open(name, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644,
-                         dir_fd=casefd))
-    elif kind == "p":
-        os.mkfifo(name, 0o644, dir_fd=casefd)
-    elif kind == "o":
-        uid = int(value or "0")
-        os.chown(name, uid, uid, dir_fd=casefd, follow_symlinks=False)
-    elif kind == "chain":
-        n = int(name)
-        for i in range(1, n + 1):
-            os.symlink("d" if i == n else "s%d" % (i + 1), "s%d" % i,
-                       dir_fd=casefd)
-    else:
-        raise ValueError("unknown setup op " + op)
-
-
-def check_after(casefd, after):
-    for tok in after.split():
-        kind, path = tok[0], tok[2:]
-        path, _, want = path.partition("=")
-        try:
-            st = os.stat(path, dir_fd=casefd, follow_symlinks=False)
-        except OSError:
-            st = None
-        if kind == "-":
-            if st is not None:
-                return "%s exists" % path
-        elif kind in "DEM":
-            if st is None or not stat.S_ISDIR(st.st_mode):
-                return "%s is not a directory" % path
-            if kind == "M" and stat.S_IMODE(st.st_mode) != int(want, 8):
-                return "%s has mode %04o, want %s" % (
-                    path, stat.S_IMODE(st.st_mode), want)
-            if kind == "E":
-                fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY, dir_fd=casefd)
-                try:
-                    if os.listdir(fd):
-                        return "%s is not empty" % path
-                finally:
-                    os.close(fd)
-        elif kind == "F":
-            if st is None or not stat.S_ISREG(st.st_mode):
-                return "%s is not a regular file" % path
-        elif kind == "L":
-            if st is None or not stat.S_ISLNK(st.st_mode):
-                return "%s is not a symlink" % path
-    return None
-
-
-def stage_left(dirfd, depth=1):
-    """Is a ".ocdir-stage.*" directory left in dirfd or one level below?"""
-    for entry in os.listdir(dirfd):
-        if entry.startswith(".ocdir-stage."):
-            return True
-    for entry in os.listdir(dirfd):
-        if depth > 0:
-            try:
-                sub = os.open(entry, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW,
-                              dir_fd=dirfd)
-            except OSError:
-                continue
-            try:
-                if stage_left(sub, depth - 1):
-                    return True
-            finally:
-                os.close(sub)
-    return False
-
-
-def count_fds():
-    return len(os.listdir("/proc/self/fd"))
 
 
 def run_case(base, idx, c):
@@ -227,6 +122,7 @@ class Conformance(unittest.TestCase):
     def tearDownClass(cls):
         os.chdir(cls.old_cwd)
         os.umask(cls.old_umask)
+        rmtree(cls.base)
 
     def test_table_present(self):
         self.assertTrue(CASES, "no cases read from " + TABLE)
@@ -234,7 +130,7 @@ class Conformance(unittest.TestCase):
 
 def _make(idx, c):
     def test(self):
-        why = skip_reason(c)
+        why = skip_reason(c["need"])
         if why:
             self.skipTest(why)
         why = run_case(self.base, idx, c)
