@@ -9,7 +9,7 @@
 # include/ocdir.h, a pkg-config file generated for this PREFIX/LIBDIR, the
 # man pages, the bash completion of the command and the bindings (the
 # Python module in PYTHONDIR, the Go package in GOSRCDIR, the Rust crate
-# in CARGOREGDIR/ocdir-VERSION). uninstall removes exactly those files.
+# in CARGOREGDIR/ocdir-VERSION and ocdir-sys-VERSION). uninstall removes exactly those files.
 #
 # Installing to the live system (DESTDIR empty) runs ldconfig afterwards, as
 # root, so that programs find libocdir.so.MAJOR in LIBDIR when LIBDIR is one
@@ -39,8 +39,9 @@ GOSRCROOT  ?= $(PREFIX)/share/gocode/src
 GOSRCDIR   ?= $(GOSRCROOT)/ocdir.invalid/ocdir
 CARGOREGDIR ?= $(PREFIX)/share/cargo/registry
 RUST_CRATE_DIR = $(CARGOREGDIR)/ocdir-$(OCDIR_VERSION)
+RUST_SYS_DIR = $(CARGOREGDIR)/ocdir-sys-$(OCDIR_VERSION)
 GO_FILES   := bindings/go/go.mod bindings/go/ocdir.go bindings/go/setup.go bindings/go/nocgo.go
-RUST_FILES := bindings/rust/Cargo.toml bindings/rust/build.rs bindings/rust/src/lib.rs
+RUST_FILES := Cargo.toml build.rs src/lib.rs
 
 MAN_PAGES  := $(wildcard man/*.1 man/*.3 man/*.7)
 PC_FILE    := $(BUILD)/ocdir.pc
@@ -100,12 +101,16 @@ install: $(BUILD)/ocdir $(LIB_REAL) $(BUILD)/libocdir.a $(PC_FILE)
 		$(INSTALL) -m 644 $$p $(DESTDIR)$(MANDIR)/man$$s/ || exit 1; \
 	done
 	$(Q)$(INSTALL) -d $(DESTDIR)$(PYTHONDIR)/ocdir $(DESTDIR)$(GOSRCDIR) \
-		$(DESTDIR)$(RUST_CRATE_DIR)/src
+		$(DESTDIR)$(RUST_CRATE_DIR)/src $(DESTDIR)$(RUST_SYS_DIR)/src
 	$(Q)$(INSTALL) -m 644 bindings/python/ocdir/__init__.py bindings/python/ocdir/py.typed $(DESTDIR)$(PYTHONDIR)/ocdir/
 	$(Q)$(INSTALL) -m 644 $(GO_FILES) $(DESTDIR)$(GOSRCDIR)/
-	$(Q)$(INSTALL) -m 644 bindings/rust/Cargo.toml bindings/rust/build.rs $(DESTDIR)$(RUST_CRATE_DIR)/
-	$(Q)$(INSTALL) -m 644 bindings/rust/src/lib.rs $(DESTDIR)$(RUST_CRATE_DIR)/src/
-	$(Q)printf '%s\n' '{"files":{},"package":""}' >$(DESTDIR)$(RUST_CRATE_DIR)/.cargo-checksum.json
+	$(Q)for c in ocdir:$(RUST_CRATE_DIR) ocdir-sys:$(RUST_SYS_DIR); do \
+		src=bindings/rust/$${c%%:*} dst=$(DESTDIR)$${c#*:}; \
+		$(INSTALL) -m 644 $$src/build.rs $$dst/ && \
+		$(INSTALL) -m 644 $$src/src/lib.rs $$dst/src/ && \
+		sed 's/, path = "[^"]*"//' $$src/Cargo.toml >$$dst/Cargo.toml && \
+		printf '%s\n' '{"files":{},"package":""}' >$$dst/.cargo-checksum.json || exit 1; \
+	done
 ifeq ($(DESTDIR),)
 	$(Q)if [ "$$(id -u)" -eq 0 ]; then \
 		$(LDCONFIG) || echo "make install: $(LDCONFIG) failed; programs may not find $(LIB_SONAME)" >&2; \
@@ -124,9 +129,11 @@ uninstall:
 		s=$${p##*.}; rm -f $(DESTDIR)$(MANDIR)/man$$s/$${p##*/}; \
 	done
 	$(Q)rm -f $(DESTDIR)$(PYTHONDIR)/ocdir/__init__.py $(DESTDIR)$(PYTHONDIR)/ocdir/py.typed $(addprefix $(DESTDIR)$(GOSRCDIR)/,$(notdir $(GO_FILES))) \
-		$(addprefix $(DESTDIR)$(RUST_CRATE_DIR)/,Cargo.toml build.rs src/lib.rs .cargo-checksum.json)
+		$(addprefix $(DESTDIR)$(RUST_CRATE_DIR)/,$(RUST_FILES) .cargo-checksum.json) \
+		$(addprefix $(DESTDIR)$(RUST_SYS_DIR)/,$(RUST_FILES) .cargo-checksum.json)
 	$(Q)rm -rf $(DESTDIR)$(PYTHONDIR)/ocdir/__pycache__
-	$(Q)rmdir $(DESTDIR)$(PYTHONDIR)/ocdir $(DESTDIR)$(GOSRCDIR) $(DESTDIR)$(GOSRCROOT)/ocdir.invalid $(DESTDIR)$(RUST_CRATE_DIR)/src $(DESTDIR)$(RUST_CRATE_DIR) 2>/dev/null || true
+	$(Q)rmdir $(DESTDIR)$(PYTHONDIR)/ocdir $(DESTDIR)$(GOSRCDIR) $(DESTDIR)$(GOSRCROOT)/ocdir.invalid $(DESTDIR)$(RUST_CRATE_DIR)/src $(DESTDIR)$(RUST_CRATE_DIR) \
+		$(DESTDIR)$(RUST_SYS_DIR)/src $(DESTDIR)$(RUST_SYS_DIR) 2>/dev/null || true
 
 # make dist: build/ocdir-VERSION.tar.gz, the source tree under ocdir-VERSION/.
 # In a git checkout: the files git knows of (tracked, or new and not
