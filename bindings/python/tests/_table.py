@@ -150,3 +150,28 @@ def rmtree(path):
             fix(sub)
     fix(path)
     shutil.rmtree(path)
+
+
+def add_case_tests(cls, prefix, read, path, run_case, need_mask=None):
+    """One test method on cls per row of the table at path (read by
+    read): prefix + the case name; skipped as skip_reason says for the
+    row's need (its bits within need_mask, if given), else failed with run_case's reason.
+    Returns the rows ([] if the table cannot be read: a test of each
+    module says so)."""
+    def make(idx, c):
+        def test(self):
+            need = c["need"] if need_mask is None else c["need"] & need_mask
+            why = skip_reason(need)
+            if why:
+                self.skipTest(why)
+            why = run_case(self.base, idx, c)
+            if why:
+                self.fail(why)
+        return test
+    try:
+        cases = read(path)
+    except OSError:
+        cases = []
+    for idx, c in enumerate(cases):
+        setattr(cls, prefix + c["name"].replace("-", "_"), make(idx, c))
+    return cases

@@ -20,7 +20,7 @@ import stat
 import tempfile
 import unittest
 
-from _table import (check_after, count_fds, rmtree, setup_op, skip_reason,
+from _table import (add_case_tests, check_after, count_fds, rmtree, setup_op,
                     stage_left, table_path)
 import ocdir
 
@@ -234,20 +234,4 @@ class Calls(unittest.TestCase):
                           "prepare-publish", "prepare-discard"})
 
 
-def _make(idx, c):
-    def test(self):
-        why = skip_reason(c["need"] & ~NEED_NOREPLACE)
-        if why:
-            self.skipTest(why)
-        why = run_case(self.base, idx, c)
-        if why:
-            self.fail(why)
-    return test
-
-
-try:
-    CASES = read_table(TABLE)
-except OSError:
-    CASES = []
-for _i, _c in enumerate(CASES):
-    setattr(Calls, "test_call_" + _c["name"].replace("-", "_"), _make(_i, _c))
+CASES = add_case_tests(Calls, "test_call_", read_table, TABLE, run_case, ~NEED_NOREPLACE)

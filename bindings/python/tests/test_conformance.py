@@ -16,7 +16,7 @@ import stat
 import tempfile
 import unittest
 
-from _table import (check_after, count_fds, rmtree, setup_op, skip_reason,
+from _table import (add_case_tests, check_after, count_fds, rmtree, setup_op,
                     stage_left, table_path)
 import ocdir
 
@@ -128,20 +128,4 @@ class Conformance(unittest.TestCase):
         self.assertTrue(CASES, "no cases read from " + TABLE)
 
 
-def _make(idx, c):
-    def test(self):
-        why = skip_reason(c["need"])
-        if why:
-            self.skipTest(why)
-        why = run_case(self.base, idx, c)
-        if why:
-            self.fail(why)
-    return test
-
-
-try:
-    CASES = read_table(TABLE)
-except OSError:
-    CASES = []
-for _i, _c in enumerate(CASES):
-    setattr(Conformance, "test_" + _c["name"].replace("-", "_"), _make(_i, _c))
+CASES = add_case_tests(Conformance, "test_", read_table, TABLE, run_case)
