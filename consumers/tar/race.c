@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* SPDX-License-Identifier: MIT */
 /*
  * consumers/tar/race.c - the three directory races against GNU tar, run
  * as root extracting into a directory that a local user (uid 65534) can
