@@ -28,7 +28,8 @@
  * d/pad spans many records), so it acts between the mkdir of d and the
  * rest.  live forks an attacker (uid 65534) that spins on root/d and acts
  * as soon as it appears, while tar runs without any hook.
- * Prints "FAMILY MODE hits H/ROUNDS" and exits 0 (1 on a setup error).
+ * Prints "FAMILY MODE hits H/ROUNDS acted A", A the rounds in which the
+ * attacker made its move, and exits 0 (1 on a setup error).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -38,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -149,6 +151,8 @@ static int attack(int rfd)
 	}
 }
 
+static int acted;	/* rounds in which the attacker made its move */
+
 static int round_once(const char *self, const char *base, const char *tar,
 		      const char *archive, int live)
 {
@@ -165,6 +169,8 @@ static int round_once(const char *self, const char *base, const char *tar,
 			int rfd = open(root_dir, O_PATH | O_DIRECTORY);
 
 			drop();
+			/* (after drop: a change of credentials clears it) */
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
 			for (;;)
 				if (attack(rfd))
 					_exit(0);
@@ -190,8 +196,16 @@ static int round_once(const char *self, const char *base, const char *tar,
 			die("exec tar");
 	}
 	if (live) {
+		int st;
+
 		kill(atk, SIGKILL);
-		waitpid(atk, NULL, 0);
+		waitpid(atk, &st, 0);
+		acted += WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	} else {
+		char done[4200];
+
+		snprintf(done, sizeof done, "%s/.attacked", root_dir);
+		acted += access(done, F_OK) == 0;
 	}
 	h = hit(vfd);
 	close(vfd);
@@ -231,8 +245,9 @@ int main(int argc, char **argv)
 		die("readlink /proc/self/exe");
 	self[n] = 0;
 	if (!strcmp(argv[1], "det")) {
-		printf("%c det hits %d/1\n", family,
-		       round_once(self, argv[3], argv[4], argv[5], 0));
+		int h = round_once(self, argv[3], argv[4], argv[5], 0);
+
+		printf("%c det hits %d/1 acted %d\n", family, h, acted);
 		return 0;
 	}
 	if (!strcmp(argv[1], "live") && argc == 7) {
@@ -240,7 +255,7 @@ int main(int argc, char **argv)
 
 		for (int i = 0; i < rounds; i++)
 			hits += round_once(self, argv[3], argv[4], argv[5], 1);
-		printf("%c live hits %d/%d\n", family, hits, rounds);
+		printf("%c live hits %d/%d acted %d\n", family, hits, rounds, acted);
 		return 0;
 	}
 	return 2;
