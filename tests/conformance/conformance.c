@@ -223,6 +223,33 @@ static int setup_case(struct run *r, int casefd, const char *casedir,
 	return 1;
 }
 
+/*
+ * Make case idx's directory (the test uid's), open it and run the setup
+ * operations in it. Returns its descriptor, or -1 once the case is
+ * reported (a FAIL, or a SKIP from setup_case).
+ */
+static int enter_case(struct run *r, int idx, char *casedir, size_t size,
+		      const char *name, const char *ops)
+{
+	int casefd;
+
+	snprintf(casedir, size, "%s/%03d", r->base, idx);
+	if (mkdir(casedir, 0755) < 0 || (r->as_user && chown(casedir, r->uid, r->uid) < 0)) {
+		t_fail(name, "setup: case directory: %s", strerror(errno));
+		return -1;
+	}
+	casefd = open(casedir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (casefd < 0) {
+		t_fail(name, "setup: open case directory: %s", strerror(errno));
+		return -1;
+	}
+	if (!setup_case(r, casefd, casedir, name, ops)) {
+		close(casefd);
+		return -1;
+	}
+	return casefd;
+}
+
 /* ---- checks ---- */
 
 static int mode_of(const char *s)
@@ -466,16 +493,9 @@ static void run_case(struct run *r, const struct conf_case *c, int idx)
 	if ((c->need & NEED_MOUNT) && !r->mounts_ok)
 		return t_skip(c->name, "no private mount namespace (needs root)");
 
-	snprintf(casedir, sizeof(casedir), "%s/%03d", r->base, idx);
-	if (mkdir(casedir, 0755) < 0 || (r->as_user && chown(casedir, r->uid, r->uid) < 0))
-		return t_fail(c->name, "setup: case directory: %s", strerror(errno));
-	casefd = open(casedir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	casefd = enter_case(r, idx, casedir, sizeof(casedir), c->name, c->setup);
 	if (casefd < 0)
-		return t_fail(c->name, "setup: open case directory: %s", strerror(errno));
-	if (!setup_case(r, casefd, casedir, c->name, c->setup)) {
-		close(casefd);
 		return;
-	}
 
 	if (r->backend == B_NATIVE && c->created == 1) {
 		in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
@@ -720,16 +740,9 @@ static void run_call_case(struct run *r, const struct call_case *c, int idx)
 		return t_skip(c->name, "publishes by RENAME_NOREPLACE, which %s refuses",
 			      r->backend == B_WEAK ? "the weak backend pretends this filesystem"
 						   : "this filesystem");
-	snprintf(casedir, sizeof(casedir), "%s/%03d", r->base, idx);
-	if (mkdir(casedir, 0755) < 0 || (r->as_user && chown(casedir, r->uid, r->uid) < 0))
-		return t_fail(c->name, "setup: case directory: %s", strerror(errno));
-	casefd = open(casedir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	casefd = enter_case(r, idx, casedir, sizeof(casedir), c->name, c->setup);
 	if (casefd < 0)
-		return t_fail(c->name, "setup: open case directory: %s", strerror(errno));
-	if (!setup_case(r, casefd, casedir, c->name, c->setup)) {
-		close(casefd);
 		return;
-	}
 	if (r->as_user && (setresgid(r->uid, r->uid, r->uid) < 0 ||
 			   setresuid(r->uid, r->uid, 0) < 0)) {
 		close(casefd);
