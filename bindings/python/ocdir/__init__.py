@@ -376,7 +376,10 @@ class Prepared:
     raises; either way it closes fd at the end (os.dup(fd) or detach()
     keeps a descriptor beyond the block).
 
-    state is "prepared", "published" or "discarded". After publish() or
+    state is "prepared", "published" or "discarded" ("interrupted": an
+    exception, such as KeyboardInterrupt from a signal handler, ended
+    publish() or discard() while the C call ran; whether it freed the
+    handle is unknown, so it is never passed again). After publish() or
     discard() succeeded, staging_errno says whether the empty 0700 staging
     directory next to the name was removed too: 0 if so, else the errno
     why it stays (ENOENT: someone moved it away; EACCES: the parent's
@@ -404,16 +407,9 @@ class Prepared:
         publish again or discard(). ValueError if already published or
         discarded."""
         with self._ending:
-            handle = self._handle
-            if handle is None:
+            if self._handle is None:
                 raise ValueError("ocdir: %r was %s already" % (self.path, self.state))
-            r, err = _retry(lambda: _lib.ocdir_publish(handle))
-            if r < 0:
-                raise _error(err, self.path)
-            self._handle = None  # freed by ocdir_publish
-            self.state = "published"
-            self.staging_errno = err
-            return err
+            return self._end(_lib.ocdir_publish, "published")
 
     def discard(self) -> Optional[int]:
         """Remove the prepared directory and what was put into it
@@ -424,18 +420,36 @@ class Prepared:
         A second discard() does nothing and returns the first one's
         staging_errno; after publish() it is ValueError."""
         with self._ending:
-            handle = self._handle
-            if handle is None:
+            if self._handle is None:
                 if self.state == "discarded":
                     return self.staging_errno
                 raise ValueError("ocdir: %r was %s already" % (self.path, self.state))
-            r, err = _retry(lambda: _lib.ocdir_discard(handle))
-            if r < 0:
-                raise _error(err, self.path)
-            self._handle = None  # freed by ocdir_discard
-            self.state = "discarded"
-            self.staging_errno = err
-            return err
+            return self._end(_lib.ocdir_discard, "discarded")
+
+    def _end(self, call: Callable[[ctypes.c_void_p], int], state: str) -> int:
+        """call(handle) (ocdir_publish or ocdir_discard), with _ending held.
+
+        The handle is forgotten before the C call and given back only once
+        the call is known to have failed (-1: still valid, ocdir.h). An
+        exception of a signal handler (KeyboardInterrupt, a SIGALRM
+        timeout) is raised right after the C call returns, before the
+        next line here runs: had the call freed the handle, keeping it
+        would pass freed memory to C again (__exit__'s discard, __del__).
+        After such an exception the handle is left alone (at worst the
+        prepared directory stays), and state says "interrupted"."""
+        handle = self._handle
+        self._handle = None  # given back below only after a failure
+        try:
+            r, err = _retry(lambda: call(handle))
+        except BaseException:
+            self.state = "interrupted"
+            raise
+        if r < 0:
+            self._handle = handle  # still valid: the call may be repeated
+            raise _error(err, self.path)
+        self.state = state
+        self.staging_errno = err
+        return err
 
     def close(self) -> None:
         """Close fd (the directory stays prepared, published or not)."""

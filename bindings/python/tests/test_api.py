@@ -444,6 +444,65 @@ class Api(unittest.TestCase):
                     os.rmdir(os.path.join(self.dir, "t"))
                 self.assertEqual(os.listdir(self.dir), [])
 
+    def test_interrupt_after_the_c_call_never_passes_the_handle_again(self):
+        """A signal handler's exception (KeyboardInterrupt) is raised right
+        after ctypes returns from ocdir_publish or ocdir_discard, before
+        the binding's next line: the stand-in makes the real call, which
+        frees the handle, then raises. Neither __exit__'s discard nor a
+        later discard, publish or __del__ may pass that handle again."""
+        for name in ("ocdir_publish", "ocdir_discard"):
+            with self.subTest(call=name):
+                real = {n: getattr(ocdir._lib, n) for n in ("ocdir_publish", "ocdir_discard")}
+                calls = []
+
+                def stand_in(which):
+                    def call(handle):
+                        calls.append((which, handle.value))
+                        r = real[which](handle)
+                        if which == name:
+                            raise KeyboardInterrupt
+                        return r
+                    return call
+                with mock.patch.object(ocdir._lib, "ocdir_publish", stand_in("ocdir_publish")), \
+                        mock.patch.object(ocdir._lib, "ocdir_discard", stand_in("ocdir_discard")):
+                    with self.assertRaises(KeyboardInterrupt):
+                        if name == "ocdir_publish":
+                            with ocdir.prepare("i", dir_fd=self.dfd) as p:
+                                pass
+                        else:
+                            with ocdir.prepare("i", dir_fd=self.dfd) as p:
+                                raise KeyboardInterrupt  # __exit__ discards
+                    self.assertEqual(p.state, "interrupted")
+                    for again in (p.discard, p.publish):
+                        with self.assertRaises(ValueError):
+                            again()
+                    del p
+                    gc.collect()
+                handles = [h for _, h in calls]
+                self.assertEqual(len(handles), len(set(handles)), calls)
+                if name == "ocdir_publish":
+                    os.rmdir(self.path("i"))
+                self.assertEqual(os.listdir(self.dir), [])
+
+    def test_a_second_end_waits_for_the_first(self):
+        """publish() and discard() take p's lock before looking at the
+        handle: held elsewhere, they wait (and then find it ended)."""
+        import threading
+        p = ocdir.prepare("w", dir_fd=self.dfd)
+        patch, calls = self.counting("ocdir_discard")
+        with patch:
+            with p._ending:
+                t = threading.Thread(target=p.discard)
+                t.start()
+                t.join(0.1)
+                self.assertTrue(t.is_alive())
+                self.assertEqual(calls, [])
+            t.join()
+        self.assertEqual(len(calls), 1)
+        self.assertEqual(p.state, "discarded")
+        p.close()
+        self.assertEqual(os.listdir(self.dir), [])
+
     def test_publish_then_discard_is_refused(self):
         p = ocdir.prepare("pd", dir_fd=self.dfd)
         patch, calls = self.counting("ocdir_discard")
