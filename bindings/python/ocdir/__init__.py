@@ -57,6 +57,7 @@ AT_FDCWD = -100
 
 StrPath = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 #: A setup callable: (fd, path, leaf) -> None; raise OSError to fail the call.
+#: fd is a duplicate of the library's descriptor, closed when it returns.
 SetupFn = Callable[[int, str, bool], None]
 
 _LIBRARY = "libocdir.so.1"
@@ -235,7 +236,17 @@ def _setup_trampoline(fd: int, path: Optional[bytes], flags: int,
     if run is None:
         return -_errno.EINVAL
     try:
-        run.fn(fd, os.fsdecode(path or b""), bool(flags & SETUP_LEAF))
+        # The callable gets a duplicate: an int is easily closed, and the
+        # library goes on using its own number after setup returns (its
+        # clean-up after a failure takes back, empties and removes what
+        # the number names): closed and reused by an os.open, that would
+        # be another directory of the caller's.
+        dup = os.dup(fd)
+    except OSError as e:
+        run.error = e
+        return -(e.errno or _errno.EMFILE)
+    try:
+        run.fn(dup, os.fsdecode(path or b""), bool(flags & SETUP_LEAF))
     except OSError as e:
         run.error = e
         if isinstance(e.errno, int) and 0 < e.errno < 4096:
@@ -244,7 +255,20 @@ def _setup_trampoline(fd: int, path: Optional[bytes], flags: int,
     except BaseException as e:  # noqa: B902 -- re-raised after the C call
         run.error = e
         return -_errno.ECANCELED
+    finally:
+        _close_dup(dup, fd)
     return 0
+
+
+def _close_dup(dup: int, fd: int) -> None:
+    """Close the callable's duplicate of fd, unless it closed that itself
+    (then the number may name something else by now: left alone)."""
+    try:
+        a, b = os.fstat(dup), os.fstat(fd)
+    except OSError:
+        return
+    if (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino):
+        os.close(dup)
 
 
 _setup_c = _SETUP_FN(_setup_trampoline)

@@ -371,6 +371,42 @@ class Api(unittest.TestCase):
                     self.assertEqual(os.listdir(self.dir), [])
                     self.assertEqual(len(os.listdir("/proc/self/fd")), before)
 
+    def test_setup_closing_its_fd_cannot_aim_the_library_elsewhere(self):
+        """A callable that closes its fd and opens another directory (the
+        number is reused) must not make the library take that directory
+        back (chmod 0700), empty it, or return it as the new one."""
+        victim = self.path("victim")
+        os.mkdir(victim, 0o755)
+        with open(os.path.join(victim, "precious"), "w") as f:
+            f.write("x")
+        for fn, fail in ((ocdir.open_dir, False), (ocdir.open_dir, True),
+                         (ocdir.mkpath, False), (ocdir.mkpath, True)):
+            with self.subTest(call=fn.__name__, fail=fail):
+                held = []
+
+                def setup(fd, path, leaf):
+                    os.close(fd)
+                    v = os.open(victim, os.O_RDONLY | os.O_DIRECTORY)
+                    held.append(v)
+                    self.assertEqual(v, fd)  # the number is reused
+                    if fail:
+                        raise PermissionError(errno.EACCES, "no")
+                try:
+                    if fail:
+                        with self.assertRaises(PermissionError):
+                            fn(self.path("new"), 0o755, setup=setup)
+                    else:
+                        with fn(self.path("new"), 0o755, setup=setup) as d:
+                            self.assertTrue(d.created)
+                            self.assertTrue(self.same(d.fd, self.path("new")))
+                        os.rmdir(self.path("new"))
+                finally:
+                    for v in held:
+                        os.close(v)
+                self.assertEqual(os.listdir(victim), ["precious"])
+                self.assertEqual(stat.S_IMODE(os.stat(victim).st_mode), 0o755)
+                self.assertEqual(os.listdir(self.dir), ["victim"])
+
     def test_setup_must_be_callable(self):
         with self.assertRaises(TypeError):
             ocdir.open_dir("n", dir_fd=self.dfd, setup=42)
