@@ -24,6 +24,7 @@ import errno as _errno
 import itertools
 import operator
 import os
+import sys
 import threading
 import warnings
 from typing import Callable, Dict, NamedTuple, Optional, Tuple, Union
@@ -219,45 +220,52 @@ def _retry(call: Callable[[], int],
 # ---- setup callables: one C trampoline, the Python callable found by arg ----
 
 class _SetupRun:
-    __slots__ = ("fn", "error")
+    __slots__ = ("fn", "error", "escaped")
 
     def __init__(self, fn: SetupFn) -> None:
         self.fn = fn
         self.error: Optional[BaseException] = None
+        self.escaped = False  # an exception left the callback (see _unraisable)
 
 
 _setup_runs: Dict[int, _SetupRun] = {}
 _setup_keys = itertools.count(1)
+# This thread's _SetupRuns whose C call is under way, innermost last.
+_setup_calls = threading.local()
 
 
 def _setup_trampoline(fd: int, path: Optional[bytes], flags: int,
                       arg: Optional[int]) -> int:
-    run = _setup_runs.get(arg or 0)
-    if run is None:
-        return -_errno.EINVAL
+    # Everything in one try: an exception leaving a ctypes callback is only
+    # printed, and C gets an undefined int, which the library takes for
+    # success when it is not negative. A signal handler's exception
+    # (KeyboardInterrupt) is raised at any call in here.
+    run = None
     try:
+        run = _setup_runs.get(arg or 0)
+        if run is None:
+            return -_errno.EINVAL
         # The callable gets a duplicate: an int is easily closed, and the
         # library goes on using its own number after setup returns (its
         # clean-up after a failure takes back, empties and removes what
         # the number names): closed and reused by an os.open, that would
         # be another directory of the caller's.
         dup = os.dup(fd)
-    except OSError as e:
-        run.error = e
-        return -(e.errno or _errno.EMFILE)
-    try:
-        run.fn(dup, os.fsdecode(path or b""), bool(flags & SETUP_LEAF))
-    except OSError as e:
-        run.error = e
-        if isinstance(e.errno, int) and 0 < e.errno < 4096:
+        try:
+            run.fn(dup, os.fsdecode(path or b""), bool(flags & SETUP_LEAF))
+        finally:
+            _close_dup(dup, fd)
+        return 0
+    except BaseException as e:  # noqa: B902 -- re-raised after the C call
+        if run is None:
+            run = _current_run()
+            if run is None:
+                return -_errno.ECANCELED
+        if run.error is None:
+            run.error = e
+        if isinstance(e, OSError) and isinstance(e.errno, int) and 0 < e.errno < 4096:
             return -e.errno
         return -_errno.ECANCELED
-    except BaseException as e:  # noqa: B902 -- re-raised after the C call
-        run.error = e
-        return -_errno.ECANCELED
-    finally:
-        _close_dup(dup, fd)
-    return 0
 
 
 def _close_dup(dup: int, fd: int) -> None:
@@ -271,7 +279,29 @@ def _close_dup(dup: int, fd: int) -> None:
         os.close(dup)
 
 
+def _current_run() -> Optional[_SetupRun]:
+    runs = getattr(_setup_calls, "runs", None)
+    return runs[-1] if runs else None
+
+
 _setup_c = _SETUP_FN(_setup_trampoline)
+
+
+def _unraisable(u: "sys.UnraisableHookArgs") -> None:
+    """sys.unraisablehook, chained: a signal handler's exception raised as
+    the trampoline is entered (before its try) leaves the callback; it is
+    kept for the caller instead of printed, and the call is marked."""
+    run = _current_run() if u.object is _setup_trampoline else None
+    if run is None or u.exc_value is None:
+        _unraisable_next(u)
+        return
+    run.escaped = True
+    if run.error is None:
+        run.error = u.exc_value
+
+
+_unraisable_next = sys.unraisablehook
+sys.unraisablehook = _unraisable
 
 
 def _with_setup(setup: SetupFn, path: StrPath,
@@ -288,13 +318,25 @@ def _with_setup(setup: SetupFn, path: StrPath,
     run = _SetupRun(setup)
     key = next(_setup_keys)
     _setup_runs[key] = run
+    runs = _setup_calls.__dict__.setdefault("runs", [])
+    runs.append(run)
     try:
         r, err = _retry(lambda: call(key), run)
     finally:
+        runs.pop()
         del _setup_runs[key]
     e = run.error
     if e is None:
         return r, err
+    if run.escaped:
+        if r >= 0:
+            os.close(r)
+        e.add_note("ocdir: this exception left the setup callback as it was "
+                   "entered, before setup ran; the library %s"
+                   % ("took that for success: what the call made stays, "
+                      "not set up" if r >= 0 else
+                      "failed with %s" % _errno.errorcode.get(err, err)))
+        raise e
     if r >= 0:  # the library ignored a failed setup: never hand that out
         os.close(r)
         err = _errno.EIO

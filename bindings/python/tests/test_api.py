@@ -407,6 +407,27 @@ class Api(unittest.TestCase):
                 self.assertEqual(stat.S_IMODE(os.stat(victim).st_mode), 0o755)
                 self.assertEqual(os.listdir(self.dir), ["victim"])
 
+    def test_exception_leaving_the_setup_callback_is_not_success(self):
+        """A signal handler's exception (KeyboardInterrupt) pending while
+        the library runs is raised as Python enters the callback, before
+        any try in it: ctypes prints it and gives C an undefined int, which
+        the library takes for success when it is not negative. Simulated:
+        a callback that raises at once. The call must raise it, never
+        return a directory as made and set up."""
+        def raiser(fd, path, flags, arg):
+            raise KeyboardInterrupt
+        ran = []
+        for fn in (ocdir.open_dir, ocdir.mkpath):
+            with self.subTest(call=fn.__name__), \
+                    mock.patch.object(ocdir, "_setup_trampoline", raiser), \
+                    mock.patch.object(ocdir, "_setup_c", ocdir._SETUP_FN(raiser)):
+                with self.assertRaises(KeyboardInterrupt):
+                    fn(self.path("k"), 0o755, setup=lambda *a: ran.append(a))
+                if os.path.isdir(self.path("k")):  # the library took it for success
+                    os.rmdir(self.path("k"))
+                self.assertEqual(os.listdir(self.dir), [])
+        self.assertEqual(ran, [])
+
     def test_setup_must_be_callable(self):
         with self.assertRaises(TypeError):
             ocdir.open_dir("n", dir_fd=self.dfd, setup=42)
