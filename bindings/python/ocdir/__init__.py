@@ -445,7 +445,9 @@ class Prepared:
     state is "prepared", "published" or "discarded" ("interrupted": an
     exception, such as KeyboardInterrupt from a signal handler, ended
     publish() or discard() while the C call ran; whether it freed the
-    handle is unknown, so it is never passed again). After publish() or
+    handle is unknown, so it is never passed again; "ending" only for a
+    signal handler of the thread in publish() or discard(), whose own
+    publish() or discard() is RuntimeError). After publish() or
     discard() succeeded, staging_errno says whether the empty 0700 staging
     directory next to the name was removed too: 0 if so, else the errno
     why it stays (ENOENT: someone moved it away; EACCES: the parent's
@@ -460,7 +462,9 @@ class Prepared:
         # Held across the C call that may end the handle: ctypes releases
         # the GIL there, and a second thread's publish or discard must not
         # pass the same pointer while the first one may be freeing it.
-        self._ending = threading.Lock()
+        # Reentrant: a signal handler runs in the thread that holds it (it
+        # gets RuntimeError from _end's state "ending", not a deadlock).
+        self._ending = threading.RLock()
         self.fd = fd
         self.path = path
         self.state = "prepared"
@@ -473,9 +477,18 @@ class Prepared:
         publish again or discard(). ValueError if already published or
         discarded."""
         with self._ending:
-            if self._handle is None:
-                raise ValueError("ocdir: %r was %s already" % (self.path, self.state))
-            return self._end(_lib.ocdir_publish, "published")
+            # No call between the look and the take (see _end).
+            handle, state = self._handle, self.state
+            if state == "ending":
+                raise self._reentered()
+            if handle is None:
+                raise ValueError("ocdir: %r was %s already" % (self.path, state))
+            self._handle, self.state = None, "ending"
+            try:
+                return self._end(handle, _lib.ocdir_publish, "published")
+            finally:
+                if self.state == "ending":  # an exception ended it
+                    self.state = "interrupted"
 
     def discard(self) -> Optional[int]:
         """Remove the prepared directory and what was put into it
@@ -486,36 +499,49 @@ class Prepared:
         A second discard() does nothing and returns the first one's
         staging_errno; after publish() it is ValueError."""
         with self._ending:
-            if self._handle is None:
-                if self.state == "discarded":
+            handle, state = self._handle, self.state
+            if state == "ending":
+                raise self._reentered()
+            if handle is None:
+                if state == "discarded":
                     return self.staging_errno
-                raise ValueError("ocdir: %r was %s already" % (self.path, self.state))
-            return self._end(_lib.ocdir_discard, "discarded")
+                raise ValueError("ocdir: %r was %s already" % (self.path, state))
+            self._handle, self.state = None, "ending"
+            try:
+                return self._end(handle, _lib.ocdir_discard, "discarded")
+            finally:
+                if self.state == "ending":  # an exception ended it
+                    self.state = "interrupted"
 
-    def _end(self, call: Callable[[ctypes.c_void_p], int], state: str) -> int:
-        """call(handle) (ocdir_publish or ocdir_discard), with _ending held.
+    def _end(self, handle: ctypes.c_void_p, call: Callable[[ctypes.c_void_p], int],
+             state: str) -> int:
+        """call(handle) (ocdir_publish or ocdir_discard), with _ending held
+        and the handle already taken out of self (state "ending").
 
-        The handle is forgotten before the C call and given back only once
-        the call is known to have failed (-1: still valid, ocdir.h). An
-        exception of a signal handler (KeyboardInterrupt, a SIGALRM
-        timeout) is raised right after the C call returns, before the
-        next line here runs: had the call freed the handle, keeping it
-        would pass freed memory to C again (__exit__'s discard, __del__).
-        After such an exception the handle is left alone (at worst the
-        prepared directory stays), and state says "interrupted"."""
-        handle = self._handle
-        self._handle = None  # given back below only after a failure
-        try:
-            r, err = _retry(lambda: call(handle))
-        except BaseException:
-            self.state = "interrupted"
-            raise
+        A signal handler runs in this thread at any call of Python code
+        (and may publish or discard this Prepared: RuntimeError while
+        "ending"), and its exception (KeyboardInterrupt, a SIGALRM
+        timeout) is raised right after the C call returns, before the next
+        line here runs. So the handle is taken out before the call, by the
+        caller without a call between its look and its take, and given
+        back only once the call is known to have failed (-1: still valid,
+        ocdir.h): had the call freed it, keeping it would pass freed memory
+        to C again (__exit__'s discard, __del__). After such an exception
+        the handle is left alone (at worst the prepared directory stays),
+        and the caller's finally makes state "interrupted"."""
+        r, err = _retry(lambda: call(handle))
         if r < 0:
             self._handle = handle  # still valid: the call may be repeated
+            self.state = "prepared"
             raise _error(err, self.path)
         self.state = state
         self.staging_errno = err
         return err
+
+    def _reentered(self) -> RuntimeError:
+        # Only the thread holding _ending sees "ending": a signal handler's.
+        return RuntimeError("ocdir: %r: publish() or discard() of it is under way "
+                            "in this thread (called from a signal handler?)" % (self.path,))
 
     def close(self) -> None:
         """Close fd (the directory stays prepared, published or not)."""

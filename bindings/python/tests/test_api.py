@@ -560,6 +560,39 @@ class Api(unittest.TestCase):
         p.close()
         self.assertEqual(os.listdir(self.dir), [])
 
+    def test_signal_handler_ending_the_handle_under_way(self):
+        """A signal handler runs in the thread that publishes (holding the
+        lock) and may discard or publish the same Prepared: RuntimeError
+        there, no deadlock, and the handle reaches C once."""
+        import threading
+        p = ocdir.prepare("s", dir_fd=self.dfd)
+        real = ocdir._lib.ocdir_publish
+        calls, inner = [], []
+
+        def publish_with_handler(handle):
+            calls.append(handle.value)
+            for again in (p.discard, p.publish):  # as a handler would
+                try:
+                    again()
+                except RuntimeError as e:
+                    inner.append(e)
+            return real(handle)
+        done = []
+
+        # (In a thread, so that a deadlock fails the test instead of
+        # hanging it; the stand-in is gone when the join gives up.)
+        t = threading.Thread(target=lambda: done.append(p.publish()), daemon=True)
+        with mock.patch.object(ocdir._lib, "ocdir_publish", publish_with_handler):
+            t.start()
+            t.join(10)
+        self.assertFalse(t.is_alive(), "deadlocked")
+        self.assertEqual(done, [0])
+        self.assertEqual(len(inner), 2, inner)
+        self.assertEqual(len(calls), 1)
+        self.assertEqual(p.state, "published")
+        p.close()
+        os.rmdir(self.path("s"))
+
     def test_publish_then_discard_is_refused(self):
         p = ocdir.prepare("pd", dir_fd=self.dfd)
         patch, calls = self.counting("ocdir_discard")
