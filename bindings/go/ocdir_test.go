@@ -485,6 +485,33 @@ func TestSetupFuncPanicIsRepanicked(t *testing.T) {
 	}
 }
 
+// panic(nil) is a panic too (before Go 1.21 recover() gives nil for it):
+// the call fails, removes what it made, and panics again in the caller.
+func TestSetupFuncPanicNilIsRepanicked(t *testing.T) {
+	dir, d := tempDir(t)
+	for _, call := range []string{"open", "mkpath"} {
+		returned := false
+		func() {
+			defer func() { recover() }()
+			setup := func(*os.File, string, bool) error { panic(nil) }
+			var f *os.File
+			if call == "open" {
+				f, _, _ = OpenDirSetup(d, "x", How{}, setup)
+			} else {
+				f, _, _ = MkPathSetup(d, "p/q/x", How{}, setup)
+			}
+			returned = true
+			if f != nil {
+				f.Close()
+			}
+		}()
+		if returned {
+			t.Errorf("%s: a setup func that panicked with nil let the call return", call)
+		}
+		empty(t, dir)
+	}
+}
+
 // The func's *os.File is its own: closing it leaves the library's
 // descriptor (and so the returned one) alone.
 func TestSetupFuncFileIsADuplicate(t *testing.T) {

@@ -78,12 +78,23 @@ func ocdirGoSetup(fd C.int, path *C.char, flags C.uint, arg unsafe.Pointer) (ret
 	if st.panicked {
 		return -C.int(errSetupOther)
 	}
+	// Whether runSetup returned: a deferred recover() alone cannot tell
+	// panic(nil) (recover gives nil before Go 1.21) from no panic, and
+	// would let the library publish a directory whose setup never ended.
+	returned := false
 	defer func() {
-		if v := recover(); v != nil {
-			st.panicked, st.panicValue = true, v
+		if !returned {
+			st.panicked, st.panicValue = true, recover()
 			ret = -C.int(errSetupOther)
 		}
 	}()
+	ret = runSetup(st, fd, path, flags)
+	returned = true
+	return ret
+}
+
+// runSetup duplicates fd for the func, runs it and gives the library its answer.
+func runSetup(st *setupState, fd C.int, path *C.char, flags C.uint) C.int {
 	p := C.GoString(path)
 	nfd, _, e := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_DUPFD_CLOEXEC, 0)
 	if e != 0 {

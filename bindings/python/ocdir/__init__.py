@@ -24,6 +24,7 @@ import errno as _errno
 import itertools
 import operator
 import os
+import sys
 import threading
 import warnings
 from typing import Callable, Dict, NamedTuple, Optional, Tuple, Union
@@ -57,6 +58,7 @@ AT_FDCWD = -100
 
 StrPath = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 #: A setup callable: (fd, path, leaf) -> None; raise OSError to fail the call.
+#: fd is a duplicate of the library's descriptor, closed when it returns.
 SetupFn = Callable[[int, str, bool], None]
 
 _LIBRARY = "libocdir.so.1"
@@ -218,36 +220,88 @@ def _retry(call: Callable[[], int],
 # ---- setup callables: one C trampoline, the Python callable found by arg ----
 
 class _SetupRun:
-    __slots__ = ("fn", "error")
+    __slots__ = ("fn", "error", "escaped")
 
     def __init__(self, fn: SetupFn) -> None:
         self.fn = fn
         self.error: Optional[BaseException] = None
+        self.escaped = False  # an exception left the callback (see _unraisable)
 
 
 _setup_runs: Dict[int, _SetupRun] = {}
 _setup_keys = itertools.count(1)
+# This thread's _SetupRuns whose C call is under way, innermost last.
+_setup_calls = threading.local()
 
 
 def _setup_trampoline(fd: int, path: Optional[bytes], flags: int,
                       arg: Optional[int]) -> int:
-    run = _setup_runs.get(arg or 0)
-    if run is None:
-        return -_errno.EINVAL
+    # Everything in one try: an exception leaving a ctypes callback is only
+    # printed, and C gets an undefined int, which the library takes for
+    # success when it is not negative. A signal handler's exception
+    # (KeyboardInterrupt) is raised at any call in here.
+    run = None
     try:
-        run.fn(fd, os.fsdecode(path or b""), bool(flags & SETUP_LEAF))
-    except OSError as e:
-        run.error = e
-        if isinstance(e.errno, int) and 0 < e.errno < 4096:
+        run = _setup_runs.get(arg or 0)
+        if run is None:
+            return -_errno.EINVAL
+        # The callable gets a duplicate: an int is easily closed, and the
+        # library goes on using its own number after setup returns (its
+        # clean-up after a failure takes back, empties and removes what
+        # the number names): closed and reused by an os.open, that would
+        # be another directory of the caller's.
+        dup = os.dup(fd)
+        try:
+            run.fn(dup, os.fsdecode(path or b""), bool(flags & SETUP_LEAF))
+        finally:
+            _close_dup(dup, fd)
+        return 0
+    except BaseException as e:  # noqa: B902 -- re-raised after the C call
+        if run is None:
+            run = _current_run()
+            if run is None:
+                return -_errno.ECANCELED
+        if run.error is None:
+            run.error = e
+        if isinstance(e, OSError) and isinstance(e.errno, int) and 0 < e.errno < 4096:
             return -e.errno
         return -_errno.ECANCELED
-    except BaseException as e:  # noqa: B902 -- re-raised after the C call
-        run.error = e
-        return -_errno.ECANCELED
-    return 0
+
+
+def _close_dup(dup: int, fd: int) -> None:
+    """Close the callable's duplicate of fd, unless it closed that itself
+    (then the number may name something else by now: left alone)."""
+    try:
+        a, b = os.fstat(dup), os.fstat(fd)
+    except OSError:
+        return
+    if (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino):
+        os.close(dup)
+
+
+def _current_run() -> Optional[_SetupRun]:
+    runs = getattr(_setup_calls, "runs", None)
+    return runs[-1] if runs else None
 
 
 _setup_c = _SETUP_FN(_setup_trampoline)
+
+
+def _unraisable(u: "sys.UnraisableHookArgs") -> None:
+    """sys.unraisablehook, chained: a signal handler's exception raised as
+    the trampoline is entered (before its try) leaves the callback; it is
+    kept for the caller instead of printed, and the call is marked."""
+    run = _current_run() if u.object is _setup_trampoline else None
+    if run is None or u.exc_value is None:
+        _unraisable_next(u)
+        return
+    run.escaped = True
+    if run.error is None:
+        run.error = u.exc_value
+
+
+_unraisable_next = sys.unraisablehook
+sys.unraisablehook = _unraisable
 
 
 def _with_setup(setup: SetupFn, path: StrPath,
@@ -264,13 +318,25 @@ def _with_setup(setup: SetupFn, path: StrPath,
     run = _SetupRun(setup)
     key = next(_setup_keys)
     _setup_runs[key] = run
+    runs = _setup_calls.__dict__.setdefault("runs", [])
+    runs.append(run)
     try:
         r, err = _retry(lambda: call(key), run)
     finally:
+        runs.pop()
         del _setup_runs[key]
     e = run.error
     if e is None:
         return r, err
+    if run.escaped:
+        if r >= 0:
+            os.close(r)
+        e.add_note("ocdir: this exception left the setup callback as it was "
+                   "entered, before setup ran; the library %s"
+                   % ("took that for success: what the call made stays, "
+                      "not set up" if r >= 0 else
+                      "failed with %s" % _errno.errorcode.get(err, err)))
+        raise e
     if r >= 0:  # the library ignored a failed setup: never hand that out
         os.close(r)
         err = _errno.EIO
@@ -376,7 +442,12 @@ class Prepared:
     raises; either way it closes fd at the end (os.dup(fd) or detach()
     keeps a descriptor beyond the block).
 
-    state is "prepared", "published" or "discarded". After publish() or
+    state is "prepared", "published" or "discarded" ("interrupted": an
+    exception, such as KeyboardInterrupt from a signal handler, ended
+    publish() or discard() while the C call ran; whether it freed the
+    handle is unknown, so it is never passed again; "ending" only for a
+    signal handler of the thread in publish() or discard(), whose own
+    publish() or discard() is RuntimeError). After publish() or
     discard() succeeded, staging_errno says whether the empty 0700 staging
     directory next to the name was removed too: 0 if so, else the errno
     why it stays (ENOENT: someone moved it away; EACCES: the parent's
@@ -391,7 +462,9 @@ class Prepared:
         # Held across the C call that may end the handle: ctypes releases
         # the GIL there, and a second thread's publish or discard must not
         # pass the same pointer while the first one may be freeing it.
-        self._ending = threading.Lock()
+        # Reentrant: a signal handler runs in the thread that holds it (it
+        # gets RuntimeError from _end's state "ending", not a deadlock).
+        self._ending = threading.RLock()
         self.fd = fd
         self.path = path
         self.state = "prepared"
@@ -404,16 +477,18 @@ class Prepared:
         publish again or discard(). ValueError if already published or
         discarded."""
         with self._ending:
-            handle = self._handle
+            # No call between the look and the take (see _end).
+            handle, state = self._handle, self.state
+            if state == "ending":
+                raise self._reentered()
             if handle is None:
-                raise ValueError("ocdir: %r was %s already" % (self.path, self.state))
-            r, err = _retry(lambda: _lib.ocdir_publish(handle))
-            if r < 0:
-                raise _error(err, self.path)
-            self._handle = None  # freed by ocdir_publish
-            self.state = "published"
-            self.staging_errno = err
-            return err
+                raise ValueError("ocdir: %r was %s already" % (self.path, state))
+            self._handle, self.state = None, "ending"
+            try:
+                return self._end(handle, _lib.ocdir_publish, "published")
+            finally:
+                if self.state == "ending":  # an exception ended it
+                    self.state = "interrupted"
 
     def discard(self) -> Optional[int]:
         """Remove the prepared directory and what was put into it
@@ -424,18 +499,49 @@ class Prepared:
         A second discard() does nothing and returns the first one's
         staging_errno; after publish() it is ValueError."""
         with self._ending:
-            handle = self._handle
+            handle, state = self._handle, self.state
+            if state == "ending":
+                raise self._reentered()
             if handle is None:
-                if self.state == "discarded":
+                if state == "discarded":
                     return self.staging_errno
-                raise ValueError("ocdir: %r was %s already" % (self.path, self.state))
-            r, err = _retry(lambda: _lib.ocdir_discard(handle))
-            if r < 0:
-                raise _error(err, self.path)
-            self._handle = None  # freed by ocdir_discard
-            self.state = "discarded"
-            self.staging_errno = err
-            return err
+                raise ValueError("ocdir: %r was %s already" % (self.path, state))
+            self._handle, self.state = None, "ending"
+            try:
+                return self._end(handle, _lib.ocdir_discard, "discarded")
+            finally:
+                if self.state == "ending":  # an exception ended it
+                    self.state = "interrupted"
+
+    def _end(self, handle: ctypes.c_void_p, call: Callable[[ctypes.c_void_p], int],
+             state: str) -> int:
+        """call(handle) (ocdir_publish or ocdir_discard), with _ending held
+        and the handle already taken out of self (state "ending").
+
+        A signal handler runs in this thread at any call of Python code
+        (and may publish or discard this Prepared: RuntimeError while
+        "ending"), and its exception (KeyboardInterrupt, a SIGALRM
+        timeout) is raised right after the C call returns, before the next
+        line here runs. So the handle is taken out before the call, by the
+        caller without a call between its look and its take, and given
+        back only once the call is known to have failed (-1: still valid,
+        ocdir.h): had the call freed it, keeping it would pass freed memory
+        to C again (__exit__'s discard, __del__). After such an exception
+        the handle is left alone (at worst the prepared directory stays),
+        and the caller's finally makes state "interrupted"."""
+        r, err = _retry(lambda: call(handle))
+        if r < 0:
+            self._handle = handle  # still valid: the call may be repeated
+            self.state = "prepared"
+            raise _error(err, self.path)
+        self.state = state
+        self.staging_errno = err
+        return err
+
+    def _reentered(self) -> RuntimeError:
+        # Only the thread holding _ending sees "ending": a signal handler's.
+        return RuntimeError("ocdir: %r: publish() or discard() of it is under way "
+                            "in this thread (called from a signal handler?)" % (self.path,))
 
     def close(self) -> None:
         """Close fd (the directory stays prepared, published or not)."""

@@ -371,6 +371,63 @@ class Api(unittest.TestCase):
                     self.assertEqual(os.listdir(self.dir), [])
                     self.assertEqual(len(os.listdir("/proc/self/fd")), before)
 
+    def test_setup_closing_its_fd_cannot_aim_the_library_elsewhere(self):
+        """A callable that closes its fd and opens another directory (the
+        number is reused) must not make the library take that directory
+        back (chmod 0700), empty it, or return it as the new one."""
+        victim = self.path("victim")
+        os.mkdir(victim, 0o755)
+        with open(os.path.join(victim, "precious"), "w") as f:
+            f.write("x")
+        for fn, fail in ((ocdir.open_dir, False), (ocdir.open_dir, True),
+                         (ocdir.mkpath, False), (ocdir.mkpath, True)):
+            with self.subTest(call=fn.__name__, fail=fail):
+                held = []
+
+                def setup(fd, path, leaf):
+                    os.close(fd)
+                    v = os.open(victim, os.O_RDONLY | os.O_DIRECTORY)
+                    held.append(v)
+                    self.assertEqual(v, fd)  # the number is reused
+                    if fail:
+                        raise PermissionError(errno.EACCES, "no")
+                try:
+                    if fail:
+                        with self.assertRaises(PermissionError):
+                            fn(self.path("new"), 0o755, setup=setup)
+                    else:
+                        with fn(self.path("new"), 0o755, setup=setup) as d:
+                            self.assertTrue(d.created)
+                            self.assertTrue(self.same(d.fd, self.path("new")))
+                        os.rmdir(self.path("new"))
+                finally:
+                    for v in held:
+                        os.close(v)
+                self.assertEqual(os.listdir(victim), ["precious"])
+                self.assertEqual(stat.S_IMODE(os.stat(victim).st_mode), 0o755)
+                self.assertEqual(os.listdir(self.dir), ["victim"])
+
+    def test_exception_leaving_the_setup_callback_is_not_success(self):
+        """A signal handler's exception (KeyboardInterrupt) pending while
+        the library runs is raised as Python enters the callback, before
+        any try in it: ctypes prints it and gives C an undefined int, which
+        the library takes for success when it is not negative. Simulated:
+        a callback that raises at once. The call must raise it, never
+        return a directory as made and set up."""
+        def raiser(fd, path, flags, arg):
+            raise KeyboardInterrupt
+        ran = []
+        for fn in (ocdir.open_dir, ocdir.mkpath):
+            with self.subTest(call=fn.__name__), \
+                    mock.patch.object(ocdir, "_setup_trampoline", raiser), \
+                    mock.patch.object(ocdir, "_setup_c", ocdir._SETUP_FN(raiser)):
+                with self.assertRaises(KeyboardInterrupt):
+                    fn(self.path("k"), 0o755, setup=lambda *a: ran.append(a))
+                if os.path.isdir(self.path("k")):  # the library took it for success
+                    os.rmdir(self.path("k"))
+                self.assertEqual(os.listdir(self.dir), [])
+        self.assertEqual(ran, [])
+
     def test_setup_must_be_callable(self):
         with self.assertRaises(TypeError):
             ocdir.open_dir("n", dir_fd=self.dfd, setup=42)
@@ -443,6 +500,98 @@ class Api(unittest.TestCase):
                 if p.state == "published":
                     os.rmdir(os.path.join(self.dir, "t"))
                 self.assertEqual(os.listdir(self.dir), [])
+
+    def test_interrupt_after_the_c_call_never_passes_the_handle_again(self):
+        """A signal handler's exception (KeyboardInterrupt) is raised right
+        after ctypes returns from ocdir_publish or ocdir_discard, before
+        the binding's next line: the stand-in makes the real call, which
+        frees the handle, then raises. Neither __exit__'s discard nor a
+        later discard, publish or __del__ may pass that handle again."""
+        for name in ("ocdir_publish", "ocdir_discard"):
+            with self.subTest(call=name):
+                real = {n: getattr(ocdir._lib, n) for n in ("ocdir_publish", "ocdir_discard")}
+                calls = []
+
+                def stand_in(which):
+                    def call(handle):
+                        calls.append((which, handle.value))
+                        r = real[which](handle)
+                        if which == name:
+                            raise KeyboardInterrupt
+                        return r
+                    return call
+                with mock.patch.object(ocdir._lib, "ocdir_publish", stand_in("ocdir_publish")), \
+                        mock.patch.object(ocdir._lib, "ocdir_discard", stand_in("ocdir_discard")):
+                    with self.assertRaises(KeyboardInterrupt):
+                        if name == "ocdir_publish":
+                            with ocdir.prepare("i", dir_fd=self.dfd) as p:
+                                pass
+                        else:
+                            with ocdir.prepare("i", dir_fd=self.dfd) as p:
+                                raise KeyboardInterrupt  # __exit__ discards
+                    self.assertEqual(p.state, "interrupted")
+                    for again in (p.discard, p.publish):
+                        with self.assertRaises(ValueError):
+                            again()
+                    del p
+                    gc.collect()
+                handles = [h for _, h in calls]
+                self.assertEqual(len(handles), len(set(handles)), calls)
+                if name == "ocdir_publish":
+                    os.rmdir(self.path("i"))
+                self.assertEqual(os.listdir(self.dir), [])
+
+    def test_a_second_end_waits_for_the_first(self):
+        """publish() and discard() take p's lock before looking at the
+        handle: held elsewhere, they wait (and then find it ended)."""
+        import threading
+        p = ocdir.prepare("w", dir_fd=self.dfd)
+        patch, calls = self.counting("ocdir_discard")
+        with patch:
+            with p._ending:
+                t = threading.Thread(target=p.discard)
+                t.start()
+                t.join(0.1)
+                self.assertTrue(t.is_alive())
+                self.assertEqual(calls, [])
+            t.join()
+        self.assertEqual(len(calls), 1)
+        self.assertEqual(p.state, "discarded")
+        p.close()
+        self.assertEqual(os.listdir(self.dir), [])
+
+    def test_signal_handler_ending_the_handle_under_way(self):
+        """A signal handler runs in the thread that publishes (holding the
+        lock) and may discard or publish the same Prepared: RuntimeError
+        there, no deadlock, and the handle reaches C once."""
+        import threading
+        p = ocdir.prepare("s", dir_fd=self.dfd)
+        real = ocdir._lib.ocdir_publish
+        calls, inner = [], []
+
+        def publish_with_handler(handle):
+            calls.append(handle.value)
+            for again in (p.discard, p.publish):  # as a handler would
+                try:
+                    again()
+                except RuntimeError as e:
+                    inner.append(e)
+            return real(handle)
+        done = []
+
+        # (In a thread, so that a deadlock fails the test instead of
+        # hanging it; the stand-in is gone when the join gives up.)
+        t = threading.Thread(target=lambda: done.append(p.publish()), daemon=True)
+        with mock.patch.object(ocdir._lib, "ocdir_publish", publish_with_handler):
+            t.start()
+            t.join(10)
+        self.assertFalse(t.is_alive(), "deadlocked")
+        self.assertEqual(done, [0])
+        self.assertEqual(len(inner), 2, inner)
+        self.assertEqual(len(calls), 1)
+        self.assertEqual(p.state, "published")
+        p.close()
+        os.rmdir(self.path("s"))
 
     def test_publish_then_discard_is_refused(self):
         p = ocdir.prepare("pd", dir_fd=self.dfd)
