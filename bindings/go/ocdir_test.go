@@ -423,6 +423,27 @@ func TestSetupEINTRRepeats(t *testing.T) {
 	}
 }
 
+// A func that always answers EINTR: the call is repeated, but not forever.
+func TestSetupEINTRBounded(t *testing.T) {
+	dir, d := tempDir(t)
+	n := 0
+	f, _, err := OpenDirSetup(d, "x", How{}, func(*os.File, string, bool) error {
+		if n++; n > 1000 {
+			return nil // unbounded: end it here, and fail below
+		}
+		return syscall.EINTR
+	})
+	if f != nil {
+		f.Close()
+	}
+	if !errors.Is(err, syscall.EINTR) || n != maxSetupEINTR {
+		t.Fatalf("got %v after %d runs of the func; want EINTR after %d", err, n, maxSetupEINTR)
+	}
+	if names, _ := os.ReadDir(dir); len(names) != 0 {
+		t.Errorf("left behind: %v", names)
+	}
+}
+
 func TestSetupFuncErrors(t *testing.T) {
 	dir, d := tempDir(t)
 	mine := errors.New("not today")

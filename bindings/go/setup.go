@@ -44,7 +44,8 @@ import (
 // remove what the call made: ENOTEMPTY, EBUSY, ...), that errno is the
 // *fs.PathError's Err instead, as in C. An errno of EINTR makes the
 // package repeat the whole call, as for EINTR from the library (the func
-// then runs again on a new directory).
+// then runs again on a new directory), up to maxSetupEINTR runs of the
+// func in one call; then the call fails with the func's EINTR error.
 //
 // A panic in the func does not unwind through the library's C frames: it
 // is recovered, the call fails (the library removes what it made) and
@@ -56,6 +57,10 @@ type SetupFunc func(dir *os.File, path string, leaf bool) error
 // errSetupOther is the errno the library gets for an error without one.
 const errSetupOther = syscall.ECANCELED
 
+// maxSetupEINTR bounds the repeats a func's EINTR asks for: a func that
+// always answers EINTR would otherwise repeat the call forever.
+const maxSetupEINTR = 16
+
 // setupState is one call's func and what became of it.
 type setupState struct {
 	fn         SetupFunc
@@ -63,6 +68,7 @@ type setupState struct {
 	errno      syscall.Errno // the errno given to the library for it
 	panicked   bool
 	panicValue interface{}
+	eintrs     int // the func's EINTR answers in this call, kept over repeats
 }
 
 // reset forgets the last try (before a repeat on EINTR).
@@ -111,6 +117,13 @@ func runSetup(st *setupState, fd C.int, path *C.char, flags C.uint) C.int {
 	var e2 syscall.Errno
 	if errors.As(err, &e2) && e2 > 0 && e2 <= 4095 {
 		errno = e2
+	}
+	if errno == syscall.EINTR {
+		// Not repeated any more: the library gets another errno, so the
+		// caller gets the func's error (EINTR) instead of a repeat.
+		if st.eintrs++; st.eintrs >= maxSetupEINTR {
+			errno = errSetupOther
+		}
 	}
 	st.err, st.errno = err, errno
 	return -C.int(errno)
