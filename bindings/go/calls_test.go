@@ -10,7 +10,6 @@ package ocdir
 // per case, each in a fresh directory below $OCDIR_TEST_DIR, umask 022.
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -52,22 +51,12 @@ func callsTablePath() string {
 }
 
 func readCalls(path string) ([]callCase, error) {
-	f, err := os.Open(path)
+	rows, err := tableRows(path, 15)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	var cases []callCase
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		x := strings.Split(line, "\t")
-		if len(x) != 15 {
-			return nil, fmt.Errorf("%s: %d columns, want 15: %q", path, len(x), line)
-		}
+	for _, x := range rows {
 		flags, e1 := strconv.Atoi(x[4])
 		mode, e2 := strconv.ParseUint(x[5], 8, 64)
 		resolve, e3 := strconv.ParseUint(x[6], 10, 64)
@@ -76,14 +65,14 @@ func readCalls(path string) ([]callCase, error) {
 		created, e6 := strconv.Atoi(x[11])
 		need, e7 := strconv.Atoi(x[14])
 		if err := firstError(e1, e2, e3, e4, e5, e6, e7); err != nil {
-			return nil, fmt.Errorf("%s: %q: %v", path, line, err)
+			return nil, fmt.Errorf("%s: %q: %v", path, x, err)
 		}
 		cases = append(cases, callCase{name: x[0], call: x[1], setup: x[2], path: x[3],
 			flags: flags, mode: mode, resolve: resolve, options: options, action: x[8],
 			errno: syscall.Errno(errno), fdIs: x[10], created: created, after: x[12],
 			setupCalls: x[13], need: need})
 	}
-	return cases, sc.Err()
+	return cases, nil
 }
 
 func callSkip(c *callCase) string {

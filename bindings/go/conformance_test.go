@@ -43,13 +43,15 @@ func tablePath() string {
 	return filepath.Join("..", "..", "build", "tests", "conformance.tsv")
 }
 
-func readTable(path string) ([]confCase, error) {
+// tableRows reads a table build/tests/conformance wrote: the fields of
+// each line that is not a comment, each line of exactly columns fields.
+func tableRows(path string, columns int) ([][]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var cases []confCase
+	var rows [][]string
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := sc.Text()
@@ -57,16 +59,28 @@ func readTable(path string) ([]confCase, error) {
 			continue
 		}
 		x := strings.Split(line, "\t")
-		if len(x) != 13 {
-			return nil, fmt.Errorf("%s: bad line %q", path, line)
+		if len(x) != columns {
+			return nil, fmt.Errorf("%s: %d columns, want %d: %q", path, len(x), columns, line)
 		}
+		rows = append(rows, x)
+	}
+	return rows, sc.Err()
+}
+
+func readTable(path string) ([]confCase, error) {
+	rows, err := tableRows(path, 13)
+	if err != nil {
+		return nil, err
+	}
+	var cases []confCase
+	for _, x := range rows {
 		flags, e1 := strconv.Atoi(x[4])
 		mode, e2 := strconv.ParseUint(x[5], 8, 32)
 		resolve, e3 := strconv.ParseUint(x[6], 10, 64)
 		errno, e4 := strconv.Atoi(x[7])
 		created, e5 := strconv.Atoi(x[10])
 		if err := firstError(e1, e2, e3, e4, e5); err != nil {
-			return nil, fmt.Errorf("%s: %q: %v", path, line, err)
+			return nil, fmt.Errorf("%s: %q: %v", path, x, err)
 		}
 		c := confCase{name: x[0], setup: x[1], path: x[2], api: x[3], flags: flags,
 			mode: uint32(mode), resolve: resolve, errno: syscall.Errno(errno),
@@ -79,7 +93,7 @@ func readTable(path string) ([]confCase, error) {
 		}
 		cases = append(cases, c)
 	}
-	return cases, sc.Err()
+	return cases, nil
 }
 
 // fileMode is a table's Unix mode as How.Mode; false if it has bits that
