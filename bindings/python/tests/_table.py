@@ -6,6 +6,8 @@ tests/conformance (cases.h, calls.h), and the leak checks."""
 import os
 import shutil
 import stat
+import tempfile
+import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
@@ -175,3 +177,25 @@ def add_case_tests(cls, prefix, read, path, run_case, need_mask=None):
     for idx, c in enumerate(cases):
         setattr(cls, prefix + c["name"].replace("-", "_"), make(idx, c))
     return cases
+
+
+class TableTest(unittest.TestCase):
+    """A table's test class: umask 022 and a fresh base directory (under
+    $OCDIR_TEST_DIR) for the class, removed afterwards; the working
+    directory is restored. prefix names the base directory."""
+    base = None
+    prefix = "py-table."
+
+    @classmethod
+    def setUpClass(cls):
+        cls.old_umask = os.umask(0o022)
+        cls.old_cwd = os.getcwd()
+        top = os.environ.get("OCDIR_TEST_DIR") or None
+        cls.base = tempfile.mkdtemp(prefix=cls.prefix, dir=top)
+        os.chmod(cls.base, 0o755)
+
+    @classmethod
+    def tearDownClass(cls):
+        os.chdir(cls.old_cwd)
+        os.umask(cls.old_umask)
+        rmtree(cls.base)

@@ -17,10 +17,8 @@ import errno
 import fcntl
 import os
 import stat
-import tempfile
-import unittest
 
-from _table import (add_case_tests, check_after, count_fds, rmtree, setup_op,
+from _table import (TableTest, add_case_tests, check_after, count_fds, setup_op,
                     stage_left, table_path)
 import ocdir
 
@@ -208,24 +206,14 @@ def run_case(base, idx, c):
         os.close(casefd)
 
 
-class Calls(unittest.TestCase):
-    base = None
+class Calls(TableTest):
+    prefix = "py-calls."
 
     @classmethod
     def setUpClass(cls):
-        cls.old_umask = os.umask(0o022)
-        cls.old_cwd = os.getcwd()
-        top = os.environ.get("OCDIR_TEST_DIR") or None
-        cls.base = tempfile.mkdtemp(prefix="py-calls.", dir=top)
-        os.chmod(cls.base, 0o755)
+        super().setUpClass()
         # Not the case directory: relative paths work only through dir_fd.
         os.chdir(cls.base)
-
-    @classmethod
-    def tearDownClass(cls):
-        os.chdir(cls.old_cwd)
-        os.umask(cls.old_umask)
-        rmtree(cls.base)
 
     def test_calls_table_present(self):
         self.assertTrue(CASES, "no cases read from " + TABLE)

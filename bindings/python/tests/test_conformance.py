@@ -13,10 +13,8 @@ emulation). One test method per case.
 import fcntl
 import os
 import stat
-import tempfile
-import unittest
 
-from _table import (add_case_tests, check_after, count_fds, rmtree, setup_op,
+from _table import (TableTest, add_case_tests, check_after, count_fds, setup_op,
                     stage_left, table_path)
 import ocdir
 
@@ -107,22 +105,8 @@ def run_case(base, idx, c):
         os.close(casefd)
 
 
-class Conformance(unittest.TestCase):
-    base = None
-
-    @classmethod
-    def setUpClass(cls):
-        cls.old_umask = os.umask(0o022)
-        cls.old_cwd = os.getcwd()
-        top = os.environ.get("OCDIR_TEST_DIR") or None
-        cls.base = tempfile.mkdtemp(prefix="py-conformance.", dir=top)
-        os.chmod(cls.base, 0o755)
-
-    @classmethod
-    def tearDownClass(cls):
-        os.chdir(cls.old_cwd)
-        os.umask(cls.old_umask)
-        rmtree(cls.base)
+class Conformance(TableTest):
+    prefix = "py-conformance."
 
     def test_table_present(self):
         self.assertTrue(CASES, "no cases read from " + TABLE)
