@@ -231,23 +231,12 @@ func runPrepared(casef *os.File, path string, how How, c *callCase) (*os.File, e
 
 // runCall: "" if the case passes, else why it fails.
 func runCall(base string, idx int, c *callCase) string {
-	casedir := filepath.Join(base, fmt.Sprintf("%03d", idx))
-	if err := os.Mkdir(casedir, 0o755); err != nil {
-		return "setup: " + err.Error()
-	}
-	if err := os.Chdir(casedir); err != nil {
-		return "setup: " + err.Error()
-	}
-	casef, err := os.Open(casedir)
-	if err != nil {
-		return "setup: " + err.Error()
+	casedir, casef, why := enterCase(base, idx, c.setup)
+	if why != "" {
+		return why
 	}
 	defer casef.Close()
-	for _, op := range strings.Fields(c.setup) {
-		if err := setupOp(casedir, op); err != nil {
-			return fmt.Sprintf("setup %s: %v", op, err)
-		}
-	}
+	var err error
 	path := strings.ReplaceAll(c.path, "%D", casedir)
 	fmode, _ := fileMode(c.mode)
 	how := How{Flags: c.flags, Mode: fmode, ZeroMode: c.mode == 0, Resolve: c.resolve, Options: c.options}
@@ -255,7 +244,6 @@ func runCall(base string, idx int, c *callCase) string {
 	var (
 		f       *os.File
 		created bool
-		why     string
 	)
 	before := countFds()
 	switch c.call {

@@ -259,25 +259,38 @@ func fcntl(fd uintptr, cmd int) int {
 	return int(r)
 }
 
-// runCase: "" if the case passes, else why it fails.
-func runCase(base string, idx int, c *confCase) string {
+// enterCase makes case idx's directory under base, makes it the working
+// directory and runs the setup operations in it: the directory, an open
+// *os.File of it (the caller closes it), or why that failed.
+func enterCase(base string, idx int, setup string) (string, *os.File, string) {
 	casedir := filepath.Join(base, fmt.Sprintf("%03d", idx))
 	if err := os.Mkdir(casedir, 0o755); err != nil {
-		return "setup: " + err.Error()
+		return "", nil, "setup: " + err.Error()
 	}
 	if err := os.Chdir(casedir); err != nil {
-		return "setup: " + err.Error()
+		return "", nil, "setup: " + err.Error()
 	}
 	casef, err := os.Open(casedir)
 	if err != nil {
-		return "setup: " + err.Error()
+		return "", nil, "setup: " + err.Error()
 	}
-	defer casef.Close()
-	for _, op := range strings.Fields(c.setup) {
+	for _, op := range strings.Fields(setup) {
 		if err := setupOp(casedir, op); err != nil {
-			return fmt.Sprintf("setup %s: %v", op, err)
+			casef.Close()
+			return "", nil, fmt.Sprintf("setup %s: %v", op, err)
 		}
 	}
+	return casedir, casef, ""
+}
+
+// runCase: "" if the case passes, else why it fails.
+func runCase(base string, idx int, c *confCase) string {
+	casedir, casef, why := enterCase(base, idx, c.setup)
+	if why != "" {
+		return why
+	}
+	defer casef.Close()
+	var err error
 	path := strings.ReplaceAll(c.path, "%D", casedir)
 	mode := c.mode
 	if c.api == "at" {
